@@ -1,0 +1,51 @@
+// swift-tools-version: 6.1
+import PackageDescription
+
+// The layers read bottom-up: C shims (CDBus, CBluetooth) are imported only by the
+// D-Bus and HCI layers; everything above them is pure Swift and testable without a bus.
+let package = Package(
+    name: "blegate",
+    platforms: [.macOS(.v15)],
+    products: [
+        .executable(name: "blegate", targets: ["blegate"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
+    ],
+    targets: [
+        // C edge.
+        .systemLibrary(
+            name: "CDBus",
+            pkgConfig: "dbus-1",
+            providers: [.apt(["libdbus-1-dev"])]
+        ),
+        .systemLibrary(
+            name: "CBluetooth",
+            providers: [.apt(["libbluetooth-dev"])]
+        ),
+        .target(name: "DBus", dependencies: ["CDBus"]),
+        .target(name: "HCI", dependencies: ["CBluetooth"]),
+
+        // Pure Swift.
+        .target(name: "GATT"),
+        .target(name: "HRV"),
+        .target(name: "WearMetrics", dependencies: ["GATT", "HRV"]),
+        .target(name: "Simulator", dependencies: ["DBus", "GATT"]),
+
+        .executableTarget(
+            name: "blegate",
+            dependencies: [
+                "DBus", "HCI", "GATT", "HRV", "WearMetrics", "Simulator",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
+        ),
+        .executableTarget(name: "blegate-bench", dependencies: ["DBus", "Simulator", "GATT", "HRV", "WearMetrics"], path: "Benchmarks/blegate-bench"),
+
+        .testTarget(name: "DBusTests", dependencies: ["DBus"]),
+        .testTarget(name: "GATTTests", dependencies: ["GATT"]),
+        .testTarget(name: "HRVTests", dependencies: ["HRV"], resources: [.copy("Fixtures")]),
+        .testTarget(name: "WearMetricsTests", dependencies: ["WearMetrics"]),
+        .testTarget(name: "SimulatorTests", dependencies: ["Simulator", "DBus", "GATT"]),
+    ],
+    swiftLanguageModes: [.v6]
+)

@@ -1,0 +1,129 @@
+/// A match rule, both as the string the bus daemon is sent (quoted as the D-Bus
+/// specification says) and as a local predicate, because one connection receives
+/// the union of all its rules and must route each message to the right subscribers.
+public struct DBusMatchRule: Sendable, Hashable {
+    public var type: DBusMessage.Kind? = .signal
+    public var sender: String?
+    public var interface: String?
+    public var member: String?
+    public var path: DBusObjectPath?
+    public var pathNamespace: DBusObjectPath?
+    public var destination: String?
+    /// argN: exact match of string argument N (0...63).
+    public var arguments: [Int: String] = [:]
+    /// argNpath: path-prefix match of string or object-path argument N.
+    public var argumentPaths: [Int: String] = [:]
+    public var arg0Namespace: String?
+
+    public init(
+        type: DBusMessage.Kind? = .signal, sender: String? = nil, interface: String? = nil, member: String? = nil,
+        path: DBusObjectPath? = nil, pathNamespace: DBusObjectPath? = nil, destination: String? = nil,
+        arguments: [Int: String] = [:], argumentPaths: [Int: String] = [:], arg0Namespace: String? = nil
+    ) {
+        self.type = type
+        self.sender = sender
+        self.interface = interface
+        self.member = member
+        self.path = path
+        self.pathNamespace = pathNamespace
+        self.destination = destination
+        self.arguments = arguments
+        self.argumentPaths = argumentPaths
+        self.arg0Namespace = arg0Namespace
+    }
+
+    /// The rule text for AddMatch/RemoveMatch, with keys in a fixed order so equal
+    /// rules give equal strings (the connection reference-counts them by string).
+    public var ruleString: String {
+        var parts: [String] = []
+        if let type {
+            let t: String = switch type {
+            case .signal: "signal"
+            case .methodCall: "method_call"
+            case .methodReturn: "method_return"
+            case .error: "error"
+            }
+            parts.append("type=" + Self.quote(t))
+        }
+        if let sender { parts.append("sender=" + Self.quote(sender)) }
+        if let interface { parts.append("interface=" + Self.quote(interface)) }
+        if let member { parts.append("member=" + Self.quote(member)) }
+        if let path { parts.append("path=" + Self.quote(path.rawValue)) }
+        if let pathNamespace { parts.append("path_namespace=" + Self.quote(pathNamespace.rawValue)) }
+        if let destination { parts.append("destination=" + Self.quote(destination)) }
+        for (n, v) in arguments.sorted(by: { $0.key < $1.key }) { parts.append("arg\(n)=" + Self.quote(v)) }
+        for (n, v) in argumentPaths.sorted(by: { $0.key < $1.key }) { parts.append("arg\(n)path=" + Self.quote(v)) }
+        if let arg0Namespace { parts.append("arg0namespace=" + Self.quote(arg0Namespace)) }
+        return parts.joined(separator: ",")
+    }
+
+    /// The specification's quoting: inside single quotes everything is literal, and an
+    /// apostrophe is written outside them as \' (so a'b becomes 'a'\''b').
+    public static func quote(_ value: String) -> String {
+        "'" + value.replacingOccurrences(of: "'", with: "'\\''") + "'"
+    }
+
+    /// Local match. `resolvedSender` is the current unique owner of a well-known
+    /// `sender` (nil when not known yet, in which case the daemon's filtering is trusted).
+    func matches(_ m: DBusMessage, resolvedSender: String?) -> Bool {
+        if let type, type != m.kind { return false }
+        if let sender, sender != m.sender {
+            if sender.hasPrefix(":") { return false }
+            if let resolvedSender, resolvedSender != m.sender { return false }
+        }
+        if let interface, interface != m.interface { return false }
+        if let member, member != m.member { return false }
+        if let path, path != m.path { return false }
+        if let pathNamespace {
+            guard let p = m.path, p.isDescendant(of: pathNamespace) else { return false }
+        }
+        if let destination, destination != m.destination { return false }
+        for (n, v) in arguments {
+            guard n < m.body.count, case .string(let s) = m.body[n], s == v else { return false }
+        }
+        for (n, v) in argumentPaths {
+            guard n < m.body.count else { return false }
+            let s: String
+            switch m.body[n] {
+            case .string(let x): s = x
+            case .objectPath(let p): s = p.rawValue
+            default: return false
+            }
+            let ok = s == v || (v.hasSuffix("/") && s.hasPrefix(v)) || (s.hasSuffix("/") && v.hasPrefix(s))
+            if !ok { return false }
+        }
+        if let ns = arg0Namespace {
+            guard case .string(let s)? = m.body.first, s == ns || s.hasPrefix(ns + ".") else { return false }
+        }
+        return true
+    }
+}
+
+extension String {
+    func replacingOccurrences(of target: String, with replacement: String) -> String {
+        guard !target.isEmpty, contains(target) else { return self }
+        var out = ""
+        var rest = Substring(self)
+        while let r = rest.range(of: target) {
+            out += rest[..<r.lowerBound]
+            out += replacement
+            rest = rest[r.upperBound...]
+        }
+        out += rest
+        return out
+    }
+}
+
+extension Substring {
+    func range(of target: String) -> Range<Index>? {
+        guard let first = target.first else { return nil }
+        var i = startIndex
+        while i < endIndex {
+            if self[i] == first, self[i...].hasPrefix(target) {
+                return i..<index(i, offsetBy: target.count)
+            }
+            i = index(after: i)
+        }
+        return nil
+    }
+}

@@ -1,0 +1,336 @@
+import CDBus
+import Synchronization
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The dispatcher thread of one connection.
+///
+/// libdbus is only ever driven from this thread: other threads build messages and
+/// queue them here, then wake the thread through an eventfd. That keeps libdbus's
+/// watch callbacks, reads, writes and dispatch single-threaded (no races on watch
+/// lifetimes), while a send from any task still goes out at once, not at the next
+/// read timeout. Incoming replies are matched by serial and resumed directly, and
+/// signals are pushed into bounded per-subscriber buffers, so a slow signal consumer
+/// can never hold up a method reply.
+final class EventLoop: @unchecked Sendable {
+    enum Command {
+        case send(OutgoingMessage, pending: PendingCall?)
+        case cancel(callID: UInt64)
+        case close
+    }
+
+    struct PendingCall {
+        let id: UInt64
+        let deadline: UInt64  // CLOCK_MONOTONIC ns
+        let complete: @Sendable (Result<DBusMessage, DBusError>) -> Void
+    }
+
+    private struct Inbox {
+        var commands: [Command] = []
+        var wakeRequested = false
+    }
+
+    private struct TimeoutEntry {
+        let timeout: OpaquePointer
+        var deadline: UInt64
+    }
+
+    // Shared with other threads.
+    private let inbox = Mutex(Inbox())
+    private let wakeFD: Int32
+
+    // Owned by the loop thread.
+    private var raw: OpaquePointer?
+    private var watches: [OpaquePointer] = []
+    private var timeouts: [TimeoutEntry] = []
+    private var pending: [UInt32: PendingCall] = [:]
+    private var serialByCall: [UInt64: UInt32] = [:]
+    private var running = true
+    private var thread: pthread_t?
+
+    /// Called on the loop thread for every incoming message that is not a reply.
+    var onMessage: ((DBusMessage) -> Void)?
+    /// Called once on the loop thread when the bus goes away (or `close` ran).
+    var onDisconnect: ((String) -> Void)?
+
+    init() {
+        wakeFD = cdbus_wake_fd()
+    }
+
+    deinit {
+        if wakeFD >= 0 { Glibc.close(wakeFD) }
+    }
+
+    // MARK: Any thread
+
+    func submit(_ command: Command) {
+        let needWake = inbox.withLock { box -> Bool in
+            box.commands.append(command)
+            if box.wakeRequested { return false }
+            box.wakeRequested = true
+            return true
+        }
+        if needWake {
+            var one: UInt64 = 1
+            _ = Glibc.write(wakeFD, &one, 8)
+        }
+    }
+
+    /// Opens the connection on a new thread and runs the loop there.
+    /// `ready` is called on that thread with the unique name or an error.
+    func start(address: String, register: Bool, ready: @escaping @Sendable (Result<String?, DBusError>) -> Void) {
+        let box = Unmanaged.passRetained(StartBox(loop: self, address: address, register: register, ready: ready))
+        var attr = pthread_attr_t()
+        pthread_attr_init(&attr)
+        pthread_attr_setstacksize(&attr, 512 * 1024)
+        var tid = pthread_t()
+        let rc = pthread_create(&tid, &attr, { arg in
+            let box = Unmanaged<StartBox>.fromOpaque(arg!).takeRetainedValue()
+            box.loop.threadMain(box)
+            return nil
+        }, box.toOpaque())
+        pthread_attr_destroy(&attr)
+        if rc != 0 {
+            box.release()
+            ready(.failure(DBusError(.failed, "could not start the D-Bus dispatcher thread (error \(rc))")))
+        } else {
+            pthread_detach(tid)
+        }
+    }
+
+    final class StartBox {
+        let loop: EventLoop
+        let address: String
+        let register: Bool
+        let ready: @Sendable (Result<String?, DBusError>) -> Void
+        init(loop: EventLoop, address: String, register: Bool, ready: @escaping @Sendable (Result<String?, DBusError>) -> Void) {
+            self.loop = loop
+            self.address = address
+            self.register = register
+            self.ready = ready
+        }
+    }
+
+    // MARK: Loop thread
+
+    private func threadMain(_ box: StartBox) {
+        var errName: UnsafeMutablePointer<CChar>? = nil
+        var errMessage: UnsafeMutablePointer<CChar>? = nil
+        guard let c = cdbus_open_private(box.address, &errName, &errMessage) else {
+            box.ready(.failure(takeError(errName, errMessage)))
+            return
+        }
+        // A gateway reports a lost bus; it never lets libdbus call _exit() for it.
+        dbus_connection_set_exit_on_disconnect(c, 0)
+        var uniqueName: String? = nil
+        if box.register {
+            guard cdbus_bus_register(c, &errName, &errMessage) != 0 else {
+                dbus_connection_close(c)
+                dbus_connection_unref(c)
+                box.ready(.failure(takeError(errName, errMessage)))
+                return
+            }
+            uniqueName = dbus_bus_get_unique_name(c).map { String(cString: $0) }
+        }
+        raw = c
+        let me = Unmanaged.passUnretained(self).toOpaque()
+        dbus_connection_set_watch_functions(c, { w, d in
+            Unmanaged<EventLoop>.fromOpaque(d!).takeUnretainedValue().watches.append(w!)
+            return 1
+        }, { w, d in
+            Unmanaged<EventLoop>.fromOpaque(d!).takeUnretainedValue().watches.removeAll { $0 == w! }
+        }, { _, _ in
+            // Enabled flags are read afresh on every poll round.
+        }, me, nil)
+        dbus_connection_set_timeout_functions(c, { t, d in
+            let loop = Unmanaged<EventLoop>.fromOpaque(d!).takeUnretainedValue()
+            loop.timeouts.append(TimeoutEntry(timeout: t!, deadline: EventLoop.deadline(for: t!)))
+            return 1
+        }, { t, d in
+            Unmanaged<EventLoop>.fromOpaque(d!).takeUnretainedValue().timeouts.removeAll { $0.timeout == t! }
+        }, { t, d in
+            let loop = Unmanaged<EventLoop>.fromOpaque(d!).takeUnretainedValue()
+            if let i = loop.timeouts.firstIndex(where: { $0.timeout == t! }) {
+                loop.timeouts[i].deadline = EventLoop.deadline(for: t!)
+            }
+        }, me, nil)
+        box.ready(.success(uniqueName))
+        run(c)
+    }
+
+    private func takeError(_ name: UnsafeMutablePointer<CChar>?, _ message: UnsafeMutablePointer<CChar>?) -> DBusError {
+        defer {
+            free(name)
+            free(message)
+        }
+        return DBusError(
+            name: name.map { String(cString: $0) } ?? DBusError.Name.failed.rawValue,
+            message: message.map { String(cString: $0) } ?? "")
+    }
+
+    static func now() -> UInt64 {
+        var ts = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &ts)
+        return UInt64(ts.tv_sec) * 1_000_000_000 + UInt64(ts.tv_nsec)
+    }
+
+    private static func deadline(for t: OpaquePointer) -> UInt64 {
+        guard dbus_timeout_get_enabled(t) != 0 else { return .max }
+        return now() + UInt64(max(0, dbus_timeout_get_interval(t))) * 1_000_000
+    }
+
+    private func run(_ c: OpaquePointer) {
+        var fds: [pollfd] = []
+        var polled: [OpaquePointer] = []
+        var disconnectReason: String? = nil
+        while running {
+            drainCommands(c)
+            if !running { break }
+            dispatchIncoming(c)
+            if dbus_connection_get_is_connected(c) == 0 {
+                disconnectReason = "the bus closed the connection"
+                break
+            }
+
+            fds.removeAll(keepingCapacity: true)
+            polled.removeAll(keepingCapacity: true)
+            fds.append(pollfd(fd: wakeFD, events: Int16(POLLIN), revents: 0))
+            for w in watches where dbus_watch_get_enabled(w) != 0 {
+                let flags = dbus_watch_get_flags(w)
+                var events: Int16 = 0
+                if flags & CDBUS_WATCH_READABLE != 0 { events |= Int16(POLLIN) }
+                if flags & CDBUS_WATCH_WRITABLE != 0 { events |= Int16(POLLOUT) }
+                fds.append(pollfd(fd: dbus_watch_get_unix_fd(w), events: events, revents: 0))
+                polled.append(w)
+            }
+            let rc = poll(&fds, nfds_t(fds.count), pollTimeoutMillis())
+            if rc < 0 && errno != EINTR {
+                disconnectReason = "poll failed (errno \(errno))"
+                break
+            }
+            if fds[0].revents != 0 {
+                var value: UInt64 = 0
+                _ = Glibc.read(wakeFD, &value, 8)
+            }
+            for (i, w) in polled.enumerated() {
+                let re = fds[i + 1].revents
+                guard re != 0, watches.contains(where: { $0 == w }) else { continue }
+                var flags: UInt32 = 0
+                if re & Int16(POLLIN) != 0 { flags |= CDBUS_WATCH_READABLE }
+                if re & Int16(POLLOUT) != 0 { flags |= CDBUS_WATCH_WRITABLE }
+                if re & Int16(POLLERR) != 0 { flags |= CDBUS_WATCH_ERROR }
+                if re & Int16(POLLHUP) != 0 { flags |= CDBUS_WATCH_HANGUP }
+                dbus_watch_handle(w, flags)
+            }
+            fireTimeouts()
+        }
+        // Tear down: fail what waits, then tell the owner.
+        let reason = disconnectReason ?? "the connection was closed"
+        if dbus_connection_get_is_connected(c) != 0 {
+            dbus_connection_flush(c)
+        }
+        failAllPending(DBusError.disconnected(reason))
+        dbus_connection_close(c)
+        dispatchIncoming(c, replyOnly: true)
+        dbus_connection_unref(c)
+        raw = nil
+        onDisconnect?(reason)
+        onDisconnect = nil
+        onMessage = nil
+        // Commands that raced with the shutdown still get their answer.
+        let late = inbox.withLock { box -> [Command] in
+            defer { box.commands = [] }
+            return box.commands
+        }
+        for case .send(_, let pendingCall?) in late {
+            pendingCall.complete(.failure(DBusError.disconnected(reason)))
+        }
+    }
+
+    private func drainCommands(_ c: OpaquePointer) {
+        let commands = inbox.withLock { box -> [Command] in
+            box.wakeRequested = false
+            defer { box.commands.removeAll(keepingCapacity: true) }
+            return box.commands
+        }
+        for command in commands {
+            switch command {
+            case .send(let message, let call):
+                if call != nil {
+                    dbus_message_set_no_reply(message.pointer, 0)
+                }
+                var serial: UInt32 = 0
+                guard dbus_connection_send(c, message.pointer, &serial) != 0 else {
+                    call?.complete(.failure(DBusError(.noMemory, "libdbus refused to queue the message")))
+                    continue
+                }
+                if let call {
+                    pending[serial] = call
+                    serialByCall[call.id] = serial
+                }
+            case .cancel(let id):
+                if let serial = serialByCall.removeValue(forKey: id), let call = pending.removeValue(forKey: serial) {
+                    call.complete(.failure(DBusError(.noReply, "the call was cancelled")))
+                }
+            case .close:
+                running = false
+            }
+        }
+    }
+
+    private func dispatchIncoming(_ c: OpaquePointer, replyOnly: Bool = false) {
+        while let m = dbus_connection_pop_message(c) {
+            defer { dbus_message_unref(m) }
+            let type = dbus_message_get_type(m)
+            if type == CDBUS_MESSAGE_TYPE_METHOD_RETURN || type == CDBUS_MESSAGE_TYPE_ERROR {
+                let serial = dbus_message_get_reply_serial(m)
+                guard let call = pending.removeValue(forKey: serial) else { continue }
+                serialByCall[call.id] = nil
+                let message = DBusMessage(m)
+                call.complete(message.kind == .error ? .failure(message.asError) : .success(message))
+                continue
+            }
+            if replyOnly { continue }
+            if type == CDBUS_MESSAGE_TYPE_SIGNAL,
+               dbus_message_is_signal(m, "org.freedesktop.DBus.Local", "Disconnected") != 0 {
+                continue  // is_connected turns false; the loop notices it.
+            }
+            onMessage?(DBusMessage(m))
+        }
+    }
+
+    private func pollTimeoutMillis() -> Int32 {
+        var earliest = UInt64.max
+        for t in timeouts where t.deadline < earliest { earliest = t.deadline }
+        for p in pending.values where p.deadline < earliest { earliest = p.deadline }
+        if earliest == .max { return -1 }
+        let now = EventLoop.now()
+        if earliest <= now { return 0 }
+        return Int32(min(UInt64(Int32.max), (earliest - now + 999_999) / 1_000_000))
+    }
+
+    private func fireTimeouts() {
+        let now = EventLoop.now()
+        for entry in timeouts where entry.deadline <= now {
+            guard timeouts.contains(where: { $0.timeout == entry.timeout }) else { continue }
+            dbus_timeout_handle(entry.timeout)
+            if let i = timeouts.firstIndex(where: { $0.timeout == entry.timeout }) {
+                timeouts[i].deadline = EventLoop.deadline(for: entry.timeout)
+            }
+        }
+        let expired = pending.filter { $0.value.deadline <= now }
+        for (serial, call) in expired {
+            pending[serial] = nil
+            serialByCall[call.id] = nil
+            call.complete(.failure(DBusError(.noReply, "no reply within the call's timeout")))
+        }
+    }
+
+    private func failAllPending(_ error: DBusError) {
+        let all = pending.values
+        pending.removeAll()
+        serialByCall.removeAll()
+        for call in all { call.complete(.failure(error)) }
+    }
+}

@@ -1,0 +1,265 @@
+import CDBus
+import Synchronization
+
+/// The connection's routing tables: subscriptions, installed match rules, the
+/// owners of tracked well-known names and the method-call handler.
+///
+/// `route` runs on the dispatcher thread; it holds the lock only to pick the
+/// receivers, and hands messages over outside it with non-blocking yields.
+final class Router: Sendable {
+    struct Subscription {
+        let rule: DBusMatchRule
+        let continuation: AsyncStream<DBusSignal>.Continuation
+        let counters: SubscriptionCounters
+    }
+
+    enum RuleAction {
+        case ready
+        case wait(Task<Result<Void, DBusError>, Never>)
+        case install(@Sendable (Result<Void, DBusError>) -> Void)
+    }
+
+    struct Removal {
+        let rule: DBusMatchRule
+        let lastUseOfRule: Bool
+        let untrackName: String?
+    }
+
+    private struct State {
+        var nextID: UInt64 = 1
+        var subscriptions: [UInt64: Subscription] = [:]
+        var ruleUsers: [String: Int] = [:]
+        var installedRules: Set<String> = []
+        var installing: [String: Task<Result<Void, DBusError>, Never>] = [:]
+        var trackedNames: [String: Int] = [:]
+        var owners: [String: String] = [:]
+        var methodHandler: (@Sendable (DBusMessage) -> Void)?
+        var connected = true
+        var disconnectReason: String?
+        var disconnectWaiters: [CheckedContinuation<String, Never>] = []
+        var received = 0
+        var emitted = 0
+        var methodCalls = 0
+    }
+
+    private let state = Mutex(State())
+    private let delivered = Atomic<Int>(0)
+    private let dropped = Atomic<Int>(0)
+
+    static func ownerRule(_ name: String) -> DBusMatchRule {
+        DBusMatchRule(sender: "org.freedesktop.DBus", interface: "org.freedesktop.DBus", member: "NameOwnerChanged",
+                      path: "/org/freedesktop/DBus", arguments: [0: name])
+    }
+
+    // MARK: Subscriptions
+
+    func addSubscription(rule: DBusMatchRule, continuation: AsyncStream<DBusSignal>.Continuation, counters: SubscriptionCounters) -> UInt64 {
+        state.withLock { s in
+            let id = s.nextID
+            s.nextID += 1
+            s.subscriptions[id] = Subscription(rule: rule, continuation: continuation, counters: counters)
+            s.ruleUsers[rule.ruleString, default: 0] += 1
+            return id
+        }
+    }
+
+    func removeSubscription(_ id: UInt64) -> Removal? {
+        state.withLock { s in
+            guard let sub = s.subscriptions.removeValue(forKey: id) else { return nil }
+            let text = sub.rule.ruleString
+            let users = (s.ruleUsers[text] ?? 1) - 1
+            var last = false
+            if users <= 0 {
+                s.ruleUsers[text] = nil
+                last = s.installedRules.remove(text) != nil
+            } else {
+                s.ruleUsers[text] = users
+            }
+            var untrack: String? = nil
+            if let sender = sender(of: sub.rule), let n = s.trackedNames[sender] {
+                if n <= 1 {
+                    s.trackedNames[sender] = nil
+                    s.owners[sender] = nil
+                    let ownerText = Router.ownerRule(sender).ruleString
+                    let remaining = (s.ruleUsers[ownerText] ?? 1) - 1
+                    if remaining <= 0 {
+                        s.ruleUsers[ownerText] = nil
+                        if s.installedRules.remove(ownerText) != nil { untrack = sender }
+                    } else {
+                        s.ruleUsers[ownerText] = remaining
+                    }
+                } else {
+                    s.trackedNames[sender] = n - 1
+                }
+            }
+            return Removal(rule: sub.rule, lastUseOfRule: last, untrackName: untrack)
+        }
+    }
+
+    private func sender(of rule: DBusMatchRule) -> String? {
+        guard let sender = rule.sender, !sender.hasPrefix(":"), sender != "org.freedesktop.DBus" else { return nil }
+        return sender
+    }
+
+    func beginRule(_ text: String) -> RuleAction {
+        state.withLock { s -> RuleAction in
+            if s.installedRules.contains(text) { return .ready }
+            if let task = s.installing[text] { return .wait(task) }
+            let (stream, cont) = AsyncStream.makeStream(of: Result<Void, DBusError>.self, bufferingPolicy: .bufferingNewest(1))
+            let task = Task<Result<Void, DBusError>, Never> {
+                for await r in stream { return r }
+                return .failure(DBusError.disconnected())
+            }
+            s.installing[text] = task
+            return .install { [weak self] result in
+                self?.state.withLock { s in
+                    s.installing[text] = nil
+                    if case .success = result { s.installedRules.insert(text) }
+                }
+                cont.yield(result)
+                cont.finish()
+            }
+        }
+    }
+
+    /// Returns true when the caller should install tracking for `name`.
+    func startTracking(_ name: String) -> Bool {
+        state.withLock { s in
+            let n = s.trackedNames[name] ?? 0
+            s.trackedNames[name] = n + 1
+            if n == 0 { s.ruleUsers[Router.ownerRule(name).ruleString, default: 0] += 1 }
+            return n == 0
+        }
+    }
+
+    func seedOwner(_ name: String, _ owner: String?) {
+        state.withLock { s in
+            guard s.trackedNames[name] != nil, s.owners[name] == nil, let owner else { return }
+            s.owners[name] = owner
+        }
+    }
+
+    func setMethodHandler(_ handler: @escaping @Sendable (DBusMessage) -> Void) {
+        state.withLock { $0.methodHandler = handler }
+    }
+
+    // MARK: Dispatcher thread
+
+    func route(_ message: DBusMessage, loop: EventLoop) {
+        switch message.kind {
+        case .signal:
+            routeSignal(message)
+        case .methodCall:
+            let handler = state.withLock { s -> (@Sendable (DBusMessage) -> Void)? in
+                s.methodCalls += 1
+                return s.methodHandler
+            }
+            if message.interface == "org.freedesktop.DBus.Peer" {
+                answerPeer(message, loop: loop)
+            } else if let handler {
+                handler(message)
+            } else if !message.noReplyExpected,
+                      let reply = OutgoingMessage.errorReply(replySerial: message.serial, destination: message.sender,
+                                                             error: DBusError(.unknownObject, "no object at \(message.path?.rawValue ?? "?")")) {
+                loop.submit(.send(reply, pending: nil))
+            }
+        default:
+            break
+        }
+    }
+
+    private func routeSignal(_ message: DBusMessage) {
+        var targets: [Subscription] = []
+        state.withLock { s in
+            s.received += 1
+            if message.sender == "org.freedesktop.DBus", message.member == "NameOwnerChanged",
+               message.interface == "org.freedesktop.DBus", message.body.count == 3,
+               let name = message.body[0].stringValue, s.trackedNames[name] != nil {
+                let newOwner = message.body[2].stringValue ?? ""
+                s.owners[name] = newOwner.isEmpty ? nil : newOwner
+            }
+            for sub in s.subscriptions.values {
+                let resolved = sub.rule.sender.flatMap { s.owners[$0] }
+                if sub.rule.matches(message, resolvedSender: resolved) { targets.append(sub) }
+            }
+        }
+        for sub in targets {
+            switch sub.continuation.yield(message) {
+            case .enqueued:
+                sub.counters.delivered.add(1, ordering: .relaxed)
+                delivered.add(1, ordering: .relaxed)
+            case .dropped:
+                sub.counters.dropped.add(1, ordering: .relaxed)
+                dropped.add(1, ordering: .relaxed)
+            case .terminated:
+                break
+            @unknown default:
+                break
+            }
+        }
+    }
+
+    private func answerPeer(_ message: DBusMessage, loop: EventLoop) {
+        let reply: OutgoingMessage?
+        switch message.member {
+        case "Ping":
+            reply = try? OutgoingMessage.methodReturn(replySerial: message.serial, destination: message.sender, body: [])
+        case "GetMachineId":
+            var id = ""
+            if let c = dbus_get_local_machine_id() {
+                id = String(cString: c)
+                dbus_free(c)
+            }
+            reply = try? OutgoingMessage.methodReturn(replySerial: message.serial, destination: message.sender, body: [.string(id)])
+        default:
+            reply = OutgoingMessage.errorReply(replySerial: message.serial, destination: message.sender,
+                                               error: DBusError(.unknownMethod, "org.freedesktop.DBus.Peer has no method \(message.member ?? "")"))
+        }
+        if let reply, !message.noReplyExpected { loop.submit(.send(reply, pending: nil)) }
+    }
+
+    func disconnected(_ reason: String) {
+        let (subs, waiters) = state.withLock { s in
+            s.connected = false
+            s.disconnectReason = reason
+            let subs = Array(s.subscriptions.values)
+            s.subscriptions.removeAll()
+            let waiters = s.disconnectWaiters
+            s.disconnectWaiters = []
+            s.methodHandler = nil
+            return (subs, waiters)
+        }
+        for sub in subs { sub.continuation.finish() }
+        for w in waiters { w.resume(returning: reason) }
+    }
+
+    // MARK: Status
+
+    var isConnected: Bool { state.withLock { $0.connected } }
+
+    func waitForDisconnect() async -> String {
+        await withCheckedContinuation { cont in
+            let reason = state.withLock { s -> String? in
+                if let r = s.disconnectReason { return r }
+                s.disconnectWaiters.append(cont)
+                return nil
+            }
+            if let reason { cont.resume(returning: reason) }
+        }
+    }
+
+    func countEmitted() {
+        state.withLock { $0.emitted += 1 }
+    }
+
+    func statistics() -> DBusStatistics {
+        state.withLock { s in
+            DBusStatistics(
+                signalsReceived: s.received,
+                signalsDelivered: delivered.load(ordering: .relaxed),
+                signalsDropped: dropped.load(ordering: .relaxed),
+                signalsEmitted: s.emitted,
+                methodCallsReceived: s.methodCalls)
+        }
+    }
+}

@@ -1,0 +1,10 @@
+import ArgumentParser
+
+@main
+struct Blegate: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "blegate",
+        abstract: "A BLE heart-rate gateway for BlueZ on Linux.",
+        subcommands: [SimulateCommand.self]
+    )
+}
