@@ -1,3 +1,4 @@
+import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -12,6 +13,7 @@ public final class PrivateBus: Sendable {
     public let address: String
     public let directory: String
     public let pid: Int32
+    private let stopped = Mutex(false)
 
     public static func start(daemon: String = "dbus-daemon") throws(DBusError) -> PrivateBus {
         var template = Array("/tmp/blegate-bus-XXXXXX".utf8CString)
@@ -51,27 +53,67 @@ public final class PrivateBus: Sendable {
         fputs(config, f)
         fclose(f)
 
-        let args = [daemon, "--config-file=" + configPath, "--nofork", "--nopidfile", "--nosyslog"]
+        // The daemon prints its address on fd 3 once it listens: that, not the socket
+        // file appearing (bind comes before listen), is the moment it is ready.
+        var ready: [Int32] = [-1, -1]
+        guard pipe(&ready) == 0 else { throw DBusError(.failed, "pipe failed (errno \(errno))") }
+        _ = fcntl(ready[0], F_SETFD, FD_CLOEXEC)
+        _ = fcntl(ready[1], F_SETFD, FD_CLOEXEC)
+        defer {
+            if ready[0] >= 0 { close(ready[0]) }
+            if ready[1] >= 0 { close(ready[1]) }
+        }
+        let args = [daemon, "--config-file=" + configPath, "--nofork", "--nopidfile", "--nosyslog", "--print-address=3"]
         var pid: pid_t = 0
         var cArgs: [UnsafeMutablePointer<CChar>?] = args.map { strdup($0) } + [nil]
         defer { for p in cArgs { free(p) } }
-        let rc = posix_spawnp(&pid, daemon, nil, nil, &cArgs, environ)
+        // The daemon's own chatter (it cannot raise its fd limit when not root, ...)
+        // goes to a log beside the socket instead of the caller's terminal.
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, 1, dir + "/daemon.log", O_WRONLY | O_CREAT | O_TRUNC, 0o600)
+        posix_spawn_file_actions_adddup2(&actions, 1, 2)
+        posix_spawn_file_actions_adddup2(&actions, ready[1], 3)
+        // Threads of the Swift runtime block most signals and a child inherits that
+        // mask: without a reset the daemon would ignore SIGTERM.
+        var attr = posix_spawnattr_t()
+        posix_spawnattr_init(&attr)
+        defer { posix_spawnattr_destroy(&attr) }
+        var empty = sigset_t()
+        sigemptyset(&empty)
+        posix_spawnattr_setsigmask(&attr, &empty)
+        var defaults = sigset_t()
+        sigemptyset(&defaults)
+        for sig in [SIGTERM, SIGINT, SIGHUP, SIGPIPE] { sigaddset(&defaults, sig) }
+        posix_spawnattr_setsigdefault(&attr, &defaults)
+        posix_spawnattr_setflags(&attr, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
+        let rc = posix_spawnp(&pid, daemon, &actions, &attr, &cArgs, environ)
         guard rc == 0 else {
             throw DBusError(.failed, "cannot start \(daemon): \(String(cString: strerror(rc))) (install the 'dbus' package)")
         }
-        // Ready when the socket accepts connections.
-        var waited = 0
-        while access(socket, F_OK) != 0 {
-            var status: Int32 = 0
-            if waitpid(pid, &status, WNOHANG) == pid {
-                throw DBusError(.failed, "\(daemon) exited at start (status \(status))")
-            }
-            guard waited < 10_000 else {
+        close(ready[1])
+        ready[1] = -1
+        var line: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 256)
+        while !line.contains(0x0A) {
+            var pfd = pollfd(fd: ready[0], events: Int16(POLLIN), revents: 0)
+            let rc = poll(&pfd, 1, 10_000)
+            if rc == 0 {
                 kill(pid, SIGKILL)
-                throw DBusError(.failed, "\(daemon) did not create its socket within 10 s")
+                var status: Int32 = 0
+                _ = waitpid(pid, &status, 0)
+                throw DBusError(.failed, "\(daemon) did not report its address within 10 s")
             }
-            usleep(5_000)
-            waited += 5
+            if rc < 0 { if errno == EINTR { continue }; break }
+            let n = read(ready[0], &chunk, chunk.count)
+            if n <= 0 {
+                var status: Int32 = 0
+                _ = waitpid(pid, &status, 0)
+                throw DBusError(.failed, "\(daemon) exited at start (status \(status)); see its log in \(dir)")
+            }
+            line += chunk[0..<n]
         }
         return PrivateBus(address: "unix:path=" + socket, directory: dir, pid: pid)
     }
@@ -86,12 +128,27 @@ public final class PrivateBus: Sendable {
 
     /// Stops the daemon and removes its files. Idempotent.
     public func stop() {
+        let alreadyStopped = stopped.withLock { done in
+            defer { done = true }
+            return done
+        }
+        guard !alreadyStopped else { return }
         if kill(pid, SIGTERM) == 0 {
             var status: Int32 = 0
-            _ = waitpid(pid, &status, 0)
+            var waitedMs = 0
+            while waitpid(pid, &status, WNOHANG) == 0 {
+                if waitedMs >= 5_000 {
+                    kill(pid, SIGKILL)
+                    _ = waitpid(pid, &status, 0)
+                    break
+                }
+                usleep(2_000)
+                waitedMs += 2
+            }
         }
         unlink(directory + "/bus")
         unlink(directory + "/bus.conf")
+        unlink(directory + "/daemon.log")
         rmdir(directory)
     }
 
