@@ -1,0 +1,150 @@
+import DBus
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `blegate-bench dbus [--rate R] [--count N]`: one process emits PropertiesChanged
+/// signals carrying an `ay` Value (what BlueZ sends per GATT notification), this
+/// process receives them through the D-Bus layer, and the figures are this
+/// process's CPU time per signal, the receive rate and the emitter's own rate.
+/// Emitter and receiver are separate processes so each one's CPU is its own.
+enum DBusBenchmarks {
+    static func run(_ args: [String]) async throws {
+        let rates = option(args, "--rate").map { $0.split(separator: ",").compactMap { Int($0) } } ?? [30_000, 0]
+        let count = option(args, "--count").flatMap(Int.init) ?? 300_000
+        for rate in rates {
+            try await receive(rate: rate, count: count)
+        }
+    }
+
+    static func receive(rate: Int, count: Int) async throws {
+        let bus = try PrivateBus.start()
+        defer { bus.stop() }
+        let connection = try await DBusConnection.connect(bus.busAddress)
+        defer { connection.close() }
+        let path: DBusObjectPath = "/org/bluez/hci0/dev_AA_BB_CC_DD_EE_01/service000c/char000d"
+        let stream = try await connection.signals(
+            matching: DBusMatchRule(interface: "org.freedesktop.DBus.Properties", member: "PropertiesChanged", path: path),
+            bufferSize: 65_536)
+        let child = try spawnSelf(["dbus-emit", "--address", bus.address, "--rate", String(rate), "--count", String(count)])
+
+        var received = 0
+        var lastSeq = -1
+        var outOfOrder = 0
+        var checksum = 0
+        var startCPU = 0.0, startWall = 0.0
+        for await signal in stream {
+            if received == 0 {
+                startCPU = cpuSeconds()
+                startWall = wallSeconds()
+            }
+            // Touch the payload as a consumer would.
+            guard signal.body.count == 3, let props = signal.body[1].stringKeyedValue, let value = props["Value"]?.bytesValue,
+                  value.count >= 4 else { continue }
+            let seq = Int(value[2]) | Int(value[3]) << 8 | Int(value[4 % value.count]) << 16
+            if seq <= lastSeq { outOfOrder += 1 }
+            lastSeq = seq
+            checksum &+= Int(value[1])
+            received += 1
+            if received == count { break }
+            if received % 4096 == 0, waitpid(child, nil, WNOHANG) == child {
+                break  // the emitter ended and some signals never came: report the loss
+            }
+        }
+        let cpu = cpuSeconds() - startCPU
+        let wall = wallSeconds() - startWall
+        var status: Int32 = 0
+        _ = waitpid(child, &status, 0)
+        let label = rate == 0 ? "saturation" : "\(rate)/s offered"
+        let perSecond = Double(received) / max(wall, 1e-9)
+        let cpuPerSignal = cpu / Double(max(received, 1)) * 1e6
+        print("dbus receive [\(label)]: \(received) of \(count) signals, lost \(count - received), out of order \(outOfOrder), "
+            + "\(fixed(perSecond, 0)) signals/s, CPU \(fixed(cpuPerSignal, 2)) µs/signal (receiver process), "
+            + "dropped in buffers \(connection.statistics.signalsDropped)")
+        _ = checksum
+    }
+
+    /// The emitting side: a DBusObjectServer property update per notification,
+    /// which is the simulator's path; prints its own rate and CPU per emit.
+    static func emit(_ args: [String]) async throws {
+        guard let address = option(args, "--address") else { throw DBusError(.invalidArgs, "--address needed") }
+        let rate = option(args, "--rate").flatMap(Int.init) ?? 0
+        let count = option(args, "--count").flatMap(Int.init) ?? 100_000
+        let connection = try await DBusConnection.connect(.address(address))
+        let server = DBusObjectServer(connection: connection)
+        let path: DBusObjectPath = "/org/bluez/hci0/dev_AA_BB_CC_DD_EE_01/service000c/char000d"
+        try server.add(path, [DBusInterface("org.bluez.GattCharacteristic1", properties: [
+            DBusProperty("Value", "ay", value: .bytes([])),
+        ])])
+        try await Task.sleep(for: .milliseconds(200))  // let the receiver's match rule settle
+        let startCPU = cpuSeconds()
+        let start = wallSeconds()
+        var sent = 0
+        while sent < count {
+            let due = rate == 0 ? count : min(count, Int((wallSeconds() - start) * Double(rate)) + 1)
+            while sent < due {
+                let payload: [UInt8] = [0x10, UInt8(60 + sent % 100), UInt8(truncatingIfNeeded: sent), UInt8(truncatingIfNeeded: sent >> 8), UInt8(truncatingIfNeeded: sent >> 16), 0x03]
+                server.setProperties(path, "org.bluez.GattCharacteristic1", [("Value", .bytes(payload))], force: true)
+                sent += 1
+                if rate == 0, sent % 256 == 0 { await Task.yield() }
+            }
+            if rate != 0 { try await Task.sleep(for: .microseconds(500)) }
+        }
+        let wall = wallSeconds() - start
+        let cpu = cpuSeconds() - startCPU
+        try await Task.sleep(for: .milliseconds(500))  // let the queue drain before closing
+        print("dbus emit: \(sent) signals in \(fixed(wall, 2)) s, \(fixed(Double(sent) / wall, 0)) signals/s, CPU \(fixed(cpu / Double(sent) * 1e6, 2)) µs/signal (emitter process)")
+        connection.close()
+    }
+}
+
+func option(_ args: [String], _ name: String) -> String? {
+    guard let i = args.firstIndex(of: name), i + 1 < args.count else { return nil }
+    return args[i + 1]
+}
+
+func cpuSeconds() -> Double {
+    var usage = rusage()
+    getrusage(RUSAGE_SELF.rawValue, &usage)
+    return Double(usage.ru_utime.tv_sec) + Double(usage.ru_utime.tv_usec) / 1e6 + Double(usage.ru_stime.tv_sec) + Double(usage.ru_stime.tv_usec) / 1e6
+}
+
+func wallSeconds() -> Double {
+    var ts = timespec()
+    clock_gettime(CLOCK_MONOTONIC, &ts)
+    return Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9
+}
+
+/// Runs this benchmark binary again with other arguments (the other side of a measurement).
+func spawnSelf(_ args: [String]) throws -> pid_t {
+    var exe = [CChar](repeating: 0, count: 4096)
+    let n = readlink("/proc/self/exe", &exe, exe.count - 1)
+    guard n > 0 else { throw DBusError(.failed, "cannot find own executable") }
+    let path = String(decoding: exe[0..<n].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    var cArgs: [UnsafeMutablePointer<CChar>?] = ([path] + args).map { strdup($0) } + [nil]
+    defer { for p in cArgs { free(p) } }
+    var attr = posix_spawnattr_t()
+    posix_spawnattr_init(&attr)
+    defer { posix_spawnattr_destroy(&attr) }
+    var empty = sigset_t()
+    sigemptyset(&empty)
+    posix_spawnattr_setsigmask(&attr, &empty)
+    posix_spawnattr_setflags(&attr, Int16(POSIX_SPAWN_SETSIGMASK))
+    var pid: pid_t = 0
+    let rc = posix_spawn(&pid, path, nil, &attr, &cArgs, environ)
+    guard rc == 0 else { throw DBusError(.failed, "spawn failed: \(rc)") }
+    return pid
+}
+
+/// Fixed-point text without Foundation's formatters.
+func fixed(_ x: Double, _ digits: Int) -> String {
+    guard x.isFinite else { return "\(x)" }
+    var scale = 1.0
+    for _ in 0..<digits { scale *= 10 }
+    let n = Int((abs(x) * scale).rounded())
+    let whole = n / Int(scale)
+    let frac = n % Int(scale)
+    var f = String(frac)
+    while f.count < digits { f = "0" + f }
+    return (x < 0 ? "-" : "") + String(whole) + (digits > 0 ? "." + f : "")
+}

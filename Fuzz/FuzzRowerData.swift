@@ -1,0 +1,10 @@
+// SPDX-License-Identifier: MIT
+// libFuzzer entry for GATT characteristic .rowerData. Compiled together with Sources/GATT/*.swift by scripts/fuzz.sh,
+// so the decoder is called directly (no module import). Any trap is a finding.
+
+@_cdecl("LLVMFuzzerTestOneInput")
+public func fuzzTestOneInput(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
+    let buffer = UnsafeRawBufferPointer(start: data, count: size)
+    if let decoded = try? GATTDecoder.decode(.rowerData, buffer: buffer) { _ = decoded.json.serialized() }
+    return 0
+}

@@ -1,0 +1,165 @@
+// SPDX-License-Identifier: MIT
+
+#if canImport(Glibc)
+// Only for libm (sqrt, round) to be linked into executables that import no other C module.
+import Glibc
+#endif
+
+/// A minimal JSON value with a deterministic writer.
+///
+/// Hand-written instead of `JSONEncoder` so the library targets need no Foundation,
+/// object keys keep the order the decoder chose (field-table order reads naturally),
+/// and non-finite numbers can never be emitted: they are written as `null`.
+public enum JSONValue: Equatable, Sendable {
+    case null
+    case bool(Bool)
+    case int(Int)
+    case double(Double)
+    case string(String)
+    case array([JSONValue])
+    case object([(String, JSONValue)])
+
+    public static func == (lhs: JSONValue, rhs: JSONValue) -> Bool {
+        switch (lhs, rhs) {
+        case (.null, .null): return true
+        case let (.bool(a), .bool(b)): return a == b
+        case let (.int(a), .int(b)): return a == b
+        case let (.double(a), .double(b)): return a == b
+        case let (.string(a), .string(b)): return a == b
+        case let (.array(a), .array(b)): return a == b
+        case let (.object(a), .object(b)):
+            return a.count == b.count && zip(a, b).allSatisfy { $0.0 == $1.0 && $0.1 == $1.1 }
+        default: return false
+        }
+    }
+
+    /// Member lookup for tests and callers that want one field.
+    public subscript(key: String) -> JSONValue? {
+        guard case let .object(members) = self else { return nil }
+        return members.first(where: { $0.0 == key })?.1
+    }
+
+    public var doubleValue: Double? {
+        switch self {
+        case let .double(d): d
+        case let .int(i): Double(i)
+        default: nil
+        }
+    }
+
+    public var stringValue: String? {
+        if case let .string(s) = self { return s }
+        return nil
+    }
+
+    /// Compact (`pretty == false`) or two-space indented JSON text.
+    public func serialized(pretty: Bool = false) -> String {
+        var out = ""
+        write(to: &out, pretty: pretty, indent: 0)
+        return out
+    }
+
+    public func write(to out: inout String, pretty: Bool, indent: Int) {
+        switch self {
+        case .null: out += "null"
+        case let .bool(b): out += b ? "true" : "false"
+        case let .int(i): out += String(i)
+        case let .double(d): JSONValue.writeNumber(d, to: &out)
+        case let .string(s): JSONValue.writeString(s, to: &out)
+        case let .array(items):
+            if items.isEmpty { out += "[]"; return }
+            out += "["
+            for (i, item) in items.enumerated() {
+                if i > 0 { out += "," }
+                if pretty { out += "\n" + String(repeating: "  ", count: indent + 1) }
+                item.write(to: &out, pretty: pretty, indent: indent + 1)
+            }
+            if pretty { out += "\n" + String(repeating: "  ", count: indent) }
+            out += "]"
+        case let .object(members):
+            if members.isEmpty { out += "{}"; return }
+            out += "{"
+            for (i, (key, value)) in members.enumerated() {
+                if i > 0 { out += "," }
+                if pretty { out += "\n" + String(repeating: "  ", count: indent + 1) }
+                JSONValue.writeString(key, to: &out)
+                out += pretty ? ": " : ":"
+                value.write(to: &out, pretty: pretty, indent: indent + 1)
+            }
+            if pretty { out += "\n" + String(repeating: "  ", count: indent) }
+            out += "}"
+        }
+    }
+
+    /// Shortest round-trip form; integral values below 2^53 print without `.0`;
+    /// NaN and infinities become `null` (JSON cannot carry them).
+    public static func writeNumber(_ d: Double, to out: inout String) {
+        guard d.isFinite else { out += "null"; return }
+        if d == d.rounded(), abs(d) < 9_007_199_254_740_992 {
+            out += String(Int64(d))   // -0 prints as 0
+            return
+        }
+        out += d.description   // Swift prints e.g. 98.6, 1e-08: both valid JSON
+    }
+
+    public static func writeString(_ s: String, to out: inout String) {
+        out += "\""
+        for scalar in s.unicodeScalars {
+            switch scalar {
+            case "\"": out += "\\\""
+            case "\\": out += "\\\\"
+            case "\n": out += "\\n"
+            case "\r": out += "\\r"
+            case "\t": out += "\\t"
+            default:
+                if scalar.value < 0x20 {
+                    out += "\\u00"
+                    let digits = Array("0123456789abcdef")
+                    out.append(digits[Int(scalar.value >> 4)])
+                    out.append(digits[Int(scalar.value & 0xF)])
+                } else {
+                    out.unicodeScalars.append(scalar)
+                }
+            }
+        }
+        out += "\""
+    }
+}
+
+/// Anything the CLI can print as decoded fields.
+public protocol JSONRepresentable {
+    var json: JSONValue { get }
+}
+
+/// Builds an object while skipping absent optionals, so decoders list fields in
+/// table order without `if let` noise.
+struct JSONObjectBuilder {
+    var members: [(String, JSONValue)] = []
+
+    mutating func add(_ key: String, _ value: JSONValue) { members.append((key, value)) }
+    mutating func add(_ key: String, _ value: Int?) { if let value { members.append((key, .int(value))) } }
+    mutating func add(_ key: String, _ value: Double?) { if let value { members.append((key, .double(value))) } }
+    mutating func add(_ key: String, _ value: String?) { if let value { members.append((key, .string(value))) } }
+    mutating func add(_ key: String, _ value: Bool?) { if let value { members.append((key, .bool(value))) } }
+    mutating func add(_ key: String, _ value: IEEE11073Value?) {
+        guard let value else { return }
+        if let special = value.specialName {
+            members.append((key, .null))
+            members.append((key + "_special", .string(special)))
+        } else if let v = value.finite {
+            members.append((key, .double(v)))
+        }
+    }
+
+    var object: JSONValue { .object(members) }
+}
+
+extension GATTDateTime: JSONRepresentable {
+    public var json: JSONValue {
+        .object([
+            ("year", .int(Int(year))), ("month", .int(Int(month))), ("day", .int(Int(day))),
+            ("hours", .int(Int(hours))), ("minutes", .int(Int(minutes))), ("seconds", .int(Int(seconds))),
+            ("iso_local", .string(isoLocal)),
+        ])
+    }
+}

@@ -1,0 +1,72 @@
+// SPDX-License-Identifier: MIT
+
+/// Converts WSS/BCS mass and height fields, whose resolution depends on the unit flag.
+enum BodyUnits {
+    static let poundsToKilograms = 0.45359237
+    static let inchesToMeters = 0.0254
+
+    /// SI: 0.005 kg (÷ 200); imperial: 0.01 lb, converted to kg.
+    static func kilograms(raw: UInt16, imperial: Bool) -> Double {
+        imperial ? Double(raw) / 100 * poundsToKilograms : Double(raw) / 200
+    }
+
+    /// SI: 0.001 m; imperial: 0.1 in, converted to m.
+    static func meters(raw: UInt16, imperial: Bool) -> Double {
+        imperial ? Double(raw) / 10 * inchesToMeters : Double(raw) / 1000
+    }
+}
+
+/// Weight Measurement 0x2A9D.
+public struct WeightMeasurement: Sendable, Equatable {
+    public var flags: UInt8
+    /// 0xFFFF = "Measurement Unsuccessful"
+    public var weightRaw: UInt16
+    public var timestamp: GATTDateTime?
+    /// 0xFF = unknown user
+    public var userID: UInt8?
+    /// 0.1 kg/m²
+    public var bmiRaw: UInt16?
+    public var heightRaw: UInt16?
+    public var ignoredTrailingBytes: Int
+
+    public var isImperial: Bool { flags & 0x01 != 0 }
+    public var rfuFlagBits: UInt8 { flags & 0xF0 }
+    public var isMeasurementUnsuccessful: Bool { weightRaw == 0xFFFF }
+
+    public var weightKilograms: Double? {
+        isMeasurementUnsuccessful ? nil : BodyUnits.kilograms(raw: weightRaw, imperial: isImperial)
+    }
+    public var bmi: Double? { bmiRaw.map { Double($0) / 10 } }
+    public var heightMeters: Double? { heightRaw.map { BodyUnits.meters(raw: $0, imperial: isImperial) } }
+
+    public init(bytes: UnsafeRawBufferPointer) throws(GATTDecodeError) {
+        var r = ByteReader(bytes, .weightMeasurement)
+        flags = try r.u8("flags")
+        weightRaw = try r.u16("weight")
+        if flags & 0x02 != 0 { timestamp = try r.dateTime("time stamp") }
+        if flags & 0x04 != 0 { userID = try r.u8("user id") }
+        if flags & 0x08 != 0 {
+            bmiRaw = try r.u16("bmi")
+            heightRaw = try r.u16("height")
+        }
+        ignoredTrailingBytes = r.remaining
+    }
+}
+
+extension WeightMeasurement: JSONRepresentable {
+    public var json: JSONValue {
+        var o = JSONObjectBuilder()
+        o.add("flags", .int(Int(flags)))
+        o.add("units", .string(isImperial ? "imperial" : "si"))
+        if isMeasurementUnsuccessful { o.add("measurement_unsuccessful", .bool(true)) }
+        o.add("weight_raw", .int(Int(weightRaw)))
+        o.add("weight_kg", weightKilograms)
+        if let timestamp { o.add("timestamp", timestamp.json) }
+        o.add("user_id", userID.map(Int.init))
+        o.add("bmi", bmi)
+        o.add("height_m", heightMeters)
+        o.add("rfu_flag_bits", rfuFlagBits != 0 ? Int(rfuFlagBits) : nil)
+        o.add("ignored_trailing_bytes", ignoredTrailingBytes > 0 ? ignoredTrailingBytes : nil)
+        return o.object
+    }
+}

@@ -1,0 +1,75 @@
+// SPDX-License-Identifier: MIT
+
+#if canImport(Glibc)
+// Only for libm (sqrt, round) to be linked into executables that import no other C module.
+import Glibc
+#endif
+
+/// A UTC instant with millisecond resolution, formatted by hand.
+///
+/// The hot path must not touch ICU-backed formatters (Foundation's ISO8601 formatting
+/// pulls ICU in, 10+ MiB on a Pi), so the civil date is computed with integer arithmetic
+/// (the days-to-civil algorithm on the proleptic Gregorian calendar).
+public struct UTCTimestamp: Sendable, Hashable, Comparable {
+    public var millisecondsSince1970: Int64
+
+    public init(millisecondsSince1970: Int64) { self.millisecondsSince1970 = millisecondsSince1970 }
+
+    /// Rounds to the nearest millisecond. Non-finite input maps to the epoch rather than trap.
+    public init(secondsSince1970: Double) {
+        let ms = (secondsSince1970 * 1000).rounded()
+        millisecondsSince1970 = ms.isFinite && abs(ms) < 9e15 ? Int64(ms) : 0
+    }
+
+    public var secondsSince1970: Double { Double(millisecondsSince1970) / 1000 }
+
+    public static func < (a: UTCTimestamp, b: UTCTimestamp) -> Bool { a.millisecondsSince1970 < b.millisecondsSince1970 }
+
+    /// `2026-01-02T03:04:05.678Z`
+    public var iso8601: String {
+        var out = ""
+        out.reserveCapacity(24)
+        appendISO8601(to: &out)
+        return out
+    }
+
+    public func appendISO8601(to out: inout String) {
+        let ms = millisecondsSince1970
+        var days = ms / 86_400_000
+        var rem = ms % 86_400_000
+        if rem < 0 { rem += 86_400_000; days -= 1 }
+        let (y, m, d) = UTCTimestamp.civil(fromDays: days)
+        let secondsOfDay = Int(rem / 1000)
+        appendPadded(&out, Int(y), 4); out += "-"
+        appendPadded(&out, m, 2); out += "-"
+        appendPadded(&out, d, 2); out += "T"
+        appendPadded(&out, secondsOfDay / 3600, 2); out += ":"
+        appendPadded(&out, secondsOfDay / 60 % 60, 2); out += ":"
+        appendPadded(&out, secondsOfDay % 60, 2); out += "."
+        appendPadded(&out, Int(rem % 1000), 3); out += "Z"
+    }
+
+    /// Days since 1970-01-01 → (year, month, day).
+    static func civil(fromDays z0: Int64) -> (Int64, Int, Int) {
+        let z = z0 + 719_468
+        let era = (z >= 0 ? z : z - 146_096) / 146_097
+        let doe = z - era * 146_097                                   // [0, 146096]
+        let yoe = (doe - doe / 1460 + doe / 36524 - doe / 146_096) / 365 // [0, 399]
+        let doy = doe - (365 * yoe + yoe / 4 - yoe / 100)              // [0, 365]
+        let mp = (5 * doy + 2) / 153                                   // [0, 11]
+        let d = Int(doy - (153 * mp + 2) / 5 + 1)
+        let m = Int(mp < 10 ? mp + 3 : mp - 9)
+        let y = yoe + era * 400 + (m <= 2 ? 1 : 0)
+        return (y, m, d)
+    }
+}
+
+/// Zero-padded decimal. `String(Int)` of a short number is a small (inline) string,
+/// so this does not allocate.
+@inline(__always)
+func appendPadded(_ out: inout String, _ value: Int, _ width: Int) {
+    let digits = String(value)
+    var n = digits.utf8.count
+    while n < width { out += "0"; n += 1 }
+    out += digits
+}

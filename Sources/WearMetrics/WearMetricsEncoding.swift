@@ -1,0 +1,80 @@
+// SPDX-License-Identifier: MIT
+import GATT
+
+/// How `meta.battery` is typed: the Synheart Swift model keeps `meta` as strings
+/// (`"0.82"`), the JSON schema types it as a number (`0.82`). Agree with the consumer.
+public enum BatteryEncoding: Sendable, Equatable {
+    case string
+    case number
+}
+
+public struct WearMetricsEncodingOptions: Sendable, Equatable {
+    public var battery: BatteryEncoding
+    public var pretty: Bool
+
+    public init(battery: BatteryEncoding = .string, pretty: Bool = false) {
+        self.battery = battery
+        self.pretty = pretty
+    }
+}
+
+extension WearMetrics {
+    /// The record as Synheart v1.0 JSON. Written by hand (no JSONEncoder, no ICU):
+    /// keys in schema order, numbers in shortest round-trip form, never NaN/inf.
+    public func jsonString(options: WearMetricsEncodingOptions = WearMetricsEncodingOptions()) -> String {
+        var out = ""
+        out.reserveCapacity(160 + 24 * (metrics.count + meta.count) + 14 * (rrIntervals?.count ?? 0))
+        out += "{\"timestamp\":\""
+        timestamp.appendISO8601(to: &out)
+        out += "\",\"device_id\":"
+        JSONValue.writeString(deviceID, to: &out)
+        out += ",\"source\":"
+        JSONValue.writeString(source, to: &out)
+        out += ",\"metrics\":{"
+        for (i, e) in metrics.entries.enumerated() {
+            if i > 0 { out += "," }
+            JSONValue.writeString(e.key, to: &out)
+            out += ":"
+            JSONValue.writeNumber(e.value, to: &out)
+        }
+        out += "},\"meta\":{"
+        for (i, e) in meta.entries.enumerated() {
+            if i > 0 { out += "," }
+            JSONValue.writeString(e.key, to: &out)
+            out += ":"
+            if e.key == "battery", options.battery == .number, let v = Double(e.value), v.isFinite {
+                out += e.value
+            } else {
+                JSONValue.writeString(e.value, to: &out)
+            }
+        }
+        out += "}"
+        if let rr = rrIntervals {
+            out += ",\"rr_ms\":["
+            for (i, v) in rr.enumerated() {
+                if i > 0 { out += "," }
+                JSONValue.writeNumber(v, to: &out)
+            }
+            out += "]"
+        }
+        out += "}"
+        guard options.pretty else { return out }
+        return json(options: options).serialized(pretty: true)
+    }
+
+    /// The record as a JSON value (for pretty printing and tests).
+    public func json(options: WearMetricsEncodingOptions = WearMetricsEncodingOptions()) -> JSONValue {
+        var top: [(String, JSONValue)] = [
+            ("timestamp", .string(timestamp.iso8601)),
+            ("device_id", .string(deviceID)),
+            ("source", .string(source)),
+            ("metrics", .object(metrics.entries.map { ($0.key, .double($0.value)) })),
+            ("meta", .object(meta.entries.map { e in
+                if e.key == "battery", options.battery == .number, let v = Double(e.value), v.isFinite { return (e.key, .double(v)) }
+                return (e.key, .string(e.value))
+            })),
+        ]
+        if let rr = rrIntervals { top.append(("rr_ms", .array(rr.map { .double($0) }))) }
+        return .object(top)
+    }
+}

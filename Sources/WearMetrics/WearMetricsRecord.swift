@@ -1,0 +1,84 @@
+// SPDX-License-Identifier: MIT
+
+/// An insertion-ordered, unique-key list. Records hold a handful of entries, for which
+/// a linear scan beats hashing, and JSON output keeps a stable, readable order.
+public struct KeyValueList<Value: Sendable & Equatable>: Sendable, Equatable {
+    public private(set) var entries: [(key: String, value: Value)] = []
+
+    public init() {}
+
+    public init(_ pairs: [(String, Value)]) {
+        for (k, v) in pairs { self[k] = v }
+    }
+
+    public static func == (a: KeyValueList, b: KeyValueList) -> Bool {
+        a.entries.count == b.entries.count && zip(a.entries, b.entries).allSatisfy { $0.key == $1.key && $0.value == $1.value }
+    }
+
+    public var isEmpty: Bool { entries.isEmpty }
+    public var count: Int { entries.count }
+    public var keys: [String] { entries.map(\.key) }
+
+    public subscript(key: String) -> Value? {
+        get { entries.first(where: { $0.key == key })?.value }
+        set {
+            if let i = entries.firstIndex(where: { $0.key == key }) {
+                if let newValue { entries[i].value = newValue } else { entries.remove(at: i) }
+            } else if let newValue {
+                entries.append((key, newValue))
+            }
+        }
+    }
+
+    mutating func reserveCapacity(_ n: Int) { entries.reserveCapacity(n) }
+}
+
+/// A Synheart Wear v1.0 record (`synheart-wear` `schema/metrics.schema.json`).
+///
+/// Top-level keys are exactly `timestamp`, `device_id`, `source`, `metrics`, `meta` and
+/// (when present) `rr_ms` — the schema has `additionalProperties: false`, so every
+/// extension lives inside `metrics` or `meta`.
+public struct WearMetrics: Sendable, Equatable {
+    public var timestamp: UTCTimestamp
+    public var deviceID: String
+    /// One per GATT service: `ble_hrm`, `ble_rsc`, `ble_csc`, `ble_cps`, `ble_ftms`,
+    /// `ble_plx`, `ble_hts`, `ble_wss`, `ble_bcs`, `ble_device`.
+    public var source: String
+    /// Values are always finite: `setMetric` drops NaN and infinities.
+    public private(set) var metrics: KeyValueList<Double>
+    public var meta: KeyValueList<String>
+    /// RR intervals of this notification in ms, oldest first, unfiltered.
+    public var rrIntervals: [Double]?
+
+    public init(timestamp: UTCTimestamp, deviceID: String, source: String,
+                metrics: KeyValueList<Double> = KeyValueList(), meta: KeyValueList<String> = KeyValueList(),
+                rrIntervals: [Double]? = nil) {
+        self.timestamp = timestamp
+        self.deviceID = deviceID
+        self.source = source
+        self.meta = meta
+        // Copy without rebuilding in the common case where everything is finite.
+        if metrics.entries.allSatisfy({ $0.value.isFinite }) {
+            self.metrics = metrics
+        } else {
+            self.metrics = KeyValueList()
+            for (k, v) in metrics.entries { setMetric(k, v) }
+        }
+        if let rr = rrIntervals, !rr.allSatisfy(\.isFinite) {
+            self.rrIntervals = rr.filter(\.isFinite)
+        } else {
+            self.rrIntervals = rrIntervals
+        }
+    }
+
+    /// Sets a metric; non-finite values are dropped (JSON cannot carry them, and the
+    /// reference's rule is "omit the metric").
+    public mutating func setMetric(_ key: String, _ value: Double?) {
+        guard let value, value.isFinite else { return }
+        metrics[key] = value
+    }
+
+    public mutating func removeMetric(_ key: String) { metrics[key] = nil }
+
+    public subscript(metric key: String) -> Double? { metrics[key] }
+}

@@ -1,0 +1,72 @@
+// SPDX-License-Identifier: MIT
+import ArgumentParser
+import GATT
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `blegate decode <characteristic> <hex>`: decode one payload and print its fields as
+/// JSON, or the error on stderr with exit status 1.
+struct DecodeCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "decode",
+        abstract: "Decode one GATT characteristic value and print its fields as JSON.",
+        discussion: """
+            CHARACTERISTIC is a 16-bit UUID (2a37, 0x2A37), a 128-bit SIG UUID \
+            (00002a37-0000-1000-8000-00805f9b34fb) or a name (heart_rate_measurement). \
+            HEX may be split over several arguments and may contain spaces or colons: \
+            blegate decode 2a37 16 48 10 03 18 03
+            """
+    )
+
+    @Argument(help: "16-bit UUID, 128-bit UUID or name of the characteristic.")
+    var characteristic: String
+
+    @Argument(help: "Payload bytes in hex.")
+    var hex: [String] = []
+
+    @Flag(name: .long, help: "Reject a 0x2A37 payload whose RR flag is set without RR values.")
+    var strict = false
+
+    @Flag(name: .long, help: "Print compact JSON on one line.")
+    var compact = false
+
+    func run() throws {
+        guard let c = GATTCharacteristic(identifier: characteristic) else {
+            printError("error: unsupported characteristic \(characteristic) (known: "
+                + GATTCharacteristic.allCases.map(\.name).joined(separator: ", ") + ")")
+            throw ExitCode(1)
+        }
+        guard let bytes = parseHex(hex.joined(separator: " ")) else {
+            printError("error: payload is not an even number of hex digits: \(hex.joined(separator: " "))")
+            throw ExitCode(1)
+        }
+        do {
+            let decoded = try GATTDecoder.decode(c, bytes: bytes, heartRateOptions: strict ? .strict : .lenient)
+            let out = JSONValue.object([
+                ("characteristic", .string(c.name)),
+                ("uuid", .string(c.uuidString)),
+                ("fields", decoded.json),
+            ])
+            print(out.serialized(pretty: !compact))
+        } catch {
+            printError("error: \(error.description)")
+            throw ExitCode(1)
+        }
+    }
+}
+
+/// Writes to file descriptor 2 directly: the C `stderr` global is shared mutable state
+/// that Swift 6 strict concurrency rejects.
+func printError(_ message: String) {
+    var line = message + "\n"
+    line.withUTF8 { buffer in
+        var offset = 0
+        while offset < buffer.count {
+            let n = write(2, buffer.baseAddress! + offset, buffer.count - offset)
+            if n <= 0 { break }
+            offset += n
+        }
+    }
+}

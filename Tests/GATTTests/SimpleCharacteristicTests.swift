@@ -1,0 +1,54 @@
+// SPDX-License-Identifier: MIT
+import GATT
+import Testing
+
+@Suite("Body Sensor Location, Battery Level, Device Information")
+struct SimpleCharacteristicTests {
+    @Test("body sensor location: ear lobe, reserved, empty")
+    func bodySensorLocation() throws {
+        guard case let .bodySensorLocation(l) = try decode(.bodySensorLocation, "05") else { Issue.record(); return }
+        #expect(l.rawValue == 5)
+        #expect(l.displayName == "Ear Lobe")
+        #expect(l.label == "ear_lobe")
+        #expect(l.isOptical)
+        guard case let .bodySensorLocation(r) = try decode(.bodySensorLocation, "07") else { Issue.record(); return }
+        #expect(r.label == "reserved_7")
+        #expect(rejection(.bodySensorLocation, "") ==
+            GATTDecodeError(characteristic: .bodySensorLocation, field: "body sensor location", offset: 0, reason: .truncated(needed: 1, available: 0)))
+        guard case let .bodySensorLocation(c) = try decode(.bodySensorLocation, "01 00") else { Issue.record(); return }
+        #expect(c.label == "chest" && c.ignoredTrailingBytes == 1)
+    }
+
+    @Test("battery level vectors")
+    func battery() throws {
+        guard case let .batteryLevel(full) = try decode(.batteryLevel, "64") else { Issue.record(); return }
+        #expect(full.percent == 100)
+        #expect(full.json["meta_battery"] == .string("1.00"))
+        guard case let .batteryLevel(low) = try decode(.batteryLevel, "0F") else { Issue.record(); return }
+        #expect(low.percent == 15)
+        #expect(low.json["meta_battery"] == .string("0.15"))
+        #expect(rejection(.batteryLevel, "65") ==
+            GATTDecodeError(characteristic: .batteryLevel, field: "battery level", offset: 0, reason: .outOfRange(value: 101, allowed: 0...100)))
+        guard case let .batteryLevel(long) = try decode(.batteryLevel, "64 00") else { Issue.record(); return }
+        #expect(long.percent == 100 && long.ignoredTrailingBytes == 1)
+        #expect(rejection(.batteryLevel, "") != nil)
+    }
+
+    @Test("device information strings: NUL padding, whitespace, Latin-1, empty")
+    func deviceInformation() throws {
+        guard case let .deviceInformation(a) = try decode(.manufacturerName, "50 6F 6C 61 72 00 00") else { Issue.record(); return }
+        #expect(a.value == "Polar")
+        #expect(a.metaKey == "manufacturer_name")
+        guard case let .deviceInformation(b) = try decode(.firmwareRevision, "20 33 2E 31 2E 30 20 20") else { Issue.record(); return }
+        #expect(b.value == "3.1.0")
+        #expect(b.metaKey == "firmware_version")
+        guard case let .deviceInformation(c) = try decode(.modelNumber, "48 E9 6C 6C 6F") else { Issue.record(); return }
+        #expect(c.value == "H\u{E9}llo")
+        #expect(c.decodedAsLatin1)
+        #expect(c.rawHex == "48e96c6c6f")
+        guard case let .deviceInformation(d) = try decode(.serialNumber, "") else { Issue.record(); return }
+        #expect(d.value == "")
+        guard case let .deviceInformation(e) = try decode(.hardwareRevision, "C3 A9 74 C3 A9") else { Issue.record(); return }
+        #expect(e.value == "\u{E9}t\u{E9}" && !e.decodedAsLatin1)
+    }
+}

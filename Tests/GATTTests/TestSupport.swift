@@ -1,0 +1,40 @@
+// SPDX-License-Identifier: MIT
+import GATT
+import Testing
+
+/// Bytes from the hex notation used in the reference tables (`1E 55 32 00`).
+func bytes(_ hex: String) -> [UInt8] {
+    guard let b = parseHex(hex) else { fatalError("bad hex in test: \(hex)") }
+    return b
+}
+
+func decode(_ c: GATTCharacteristic, _ hex: String) throws(GATTDecodeError) -> DecodedCharacteristic {
+    try GATTDecoder.decode(c, bytes: bytes(hex))
+}
+
+/// The error a payload is rejected with, or nil if it decodes.
+func rejection(_ c: GATTCharacteristic, _ hex: String) -> GATTDecodeError? {
+    do {
+        _ = try decode(c, hex)
+        return nil
+    } catch {
+        return error
+    }
+}
+
+func approx(_ a: Double?, _ b: Double, tolerance: Double = 1e-9) -> Bool {
+    guard let a else { return false }
+    return abs(a - b) <= tolerance
+}
+
+/// Deterministic generator (SplitMix64) for the property tests.
+struct SplitMix64: RandomNumberGenerator {
+    var state: UInt64
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}
