@@ -1,4 +1,5 @@
 import DBus
+import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -12,8 +13,11 @@ enum DBusBenchmarks {
     static func run(_ args: [String]) async throws {
         let rates = option(args, "--rate").map { $0.split(separator: ",").compactMap { Int($0) } } ?? [30_000, 0]
         let count = option(args, "--count").flatMap(Int.init) ?? 300_000
+        let reference = option(args, "--c-reference")
         for rate in rates {
             try await receive(rate: rate, count: count)
+            try await receiveWithHandler(rate: rate, count: count)
+            if let reference { try await receiveWithC(reference, rate: rate, count: count) }
         }
     }
 
@@ -62,6 +66,79 @@ enum DBusBenchmarks {
             + "\(fixed(perSecond, 0)) signals/s, CPU \(fixed(cpuPerSignal, 2)) µs/signal (receiver process), "
             + "dropped in buffers \(connection.statistics.signalsDropped)")
         _ = checksum
+    }
+
+    /// The same through a dispatcher-thread handler (no task wake-up per signal).
+    static func receiveWithHandler(rate: Int, count: Int) async throws {
+        let bus = try PrivateBus.start()
+        defer { bus.stop() }
+        let connection = try await DBusConnection.connect(bus.busAddress)
+        defer { connection.close() }
+        let path: DBusObjectPath = "/org/bluez/hci0/dev_AA_BB_CC_DD_EE_01/service000c/char000d"
+        let state = Mutex((received: 0, lastSeq: -1, outOfOrder: 0, startCPU: 0.0, startWall: 0.0, endCPU: 0.0, endWall: 0.0))
+        let done = AsyncStream<Void>.makeStream()
+        let subscription = try await connection.subscribe(
+            matching: DBusMatchRule(interface: "org.freedesktop.DBus.Properties", member: "PropertiesChanged", path: path)
+        ) { signal in
+            guard signal.body.count == 3, let props = signal.body[1].stringKeyedValue, let value = props["Value"]?.bytesValue,
+                  value.count >= 5 else { return }
+            let seq = Int(value[2]) | Int(value[3]) << 8 | Int(value[4]) << 16
+            let finished = state.withLock { st -> Bool in
+                if st.received == 0 {
+                    st.startCPU = cpuSeconds()
+                    st.startWall = wallSeconds()
+                }
+                if seq <= st.lastSeq { st.outOfOrder += 1 }
+                st.lastSeq = seq
+                st.received += 1
+                if st.received == count {
+                    st.endCPU = cpuSeconds()
+                    st.endWall = wallSeconds()
+                    return true
+                }
+                return false
+            }
+            if finished { done.continuation.finish() }
+        }
+        let child = try spawnSelf(["dbus-emit", "--address", bus.address, "--rate", String(rate), "--count", String(count)])
+        let waiter = Task {
+            var status: Int32 = 0
+            while waitpid(child, &status, WNOHANG) == 0 { try? await Task.sleep(for: .milliseconds(50)) }
+            // The emitter is gone; what it sent may still be queued in the daemon.
+            var last = -1
+            while !Task.isCancelled {
+                let now = state.withLock { $0.received }
+                if now == last { break }
+                last = now
+                try? await Task.sleep(for: .seconds(2))
+            }
+            done.continuation.finish()
+        }
+        for await _ in done.stream {}
+        waiter.cancel()
+        _ = await waiter.value
+        var status: Int32 = 0
+        _ = waitpid(child, &status, 0)
+        connection.unsubscribe(subscription)
+        let st = state.withLock { $0 }
+        let endCPU = st.endCPU > 0 ? st.endCPU : cpuSeconds()
+        let endWall = st.endWall > 0 ? st.endWall : wallSeconds()
+        let label = rate == 0 ? "saturation" : "\(rate)/s offered"
+        print("dbus receive, handler [\(label)]: \(st.received) of \(count) signals, lost \(count - st.received), out of order \(st.outOfOrder), "
+            + "\(fixed(Double(st.received) / max(endWall - st.startWall, 1e-9), 0)) signals/s, "
+            + "CPU \(fixed((endCPU - st.startCPU) / Double(max(st.received, 1)) * 1e6, 2)) µs/signal (receiver process)")
+    }
+
+    /// The plain C libdbus receiver (Benchmarks/c-reference) against the same emitter.
+    static func receiveWithC(_ binary: String, rate: Int, count: Int) async throws {
+        let bus = try PrivateBus.start()
+        defer { bus.stop() }
+        let receiver = try spawn(binary, [bus.address, String(count)])
+        try await Task.sleep(for: .milliseconds(300))
+        let emitter = try spawnSelf(["dbus-emit", "--address", bus.address, "--rate", String(rate), "--count", String(count)])
+        var status: Int32 = 0
+        _ = waitpid(emitter, &status, 0)
+        _ = waitpid(receiver, &status, 0)
     }
 
     /// The emitting side: a DBusObjectServer property update per notification,
@@ -120,7 +197,10 @@ func spawnSelf(_ args: [String]) throws -> pid_t {
     var exe = [CChar](repeating: 0, count: 4096)
     let n = readlink("/proc/self/exe", &exe, exe.count - 1)
     guard n > 0 else { throw DBusError(.failed, "cannot find own executable") }
-    let path = String(decoding: exe[0..<n].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    return try spawn(String(decoding: exe[0..<n].map { UInt8(bitPattern: $0) }, as: UTF8.self), args)
+}
+
+func spawn(_ path: String, _ args: [String]) throws -> pid_t {
     var cArgs: [UnsafeMutablePointer<CChar>?] = ([path] + args).map { strdup($0) } + [nil]
     defer { for p in cArgs { free(p) } }
     var attr = posix_spawnattr_t()

@@ -123,7 +123,7 @@ public final class DBusConnection: Sendable {
     public func signals(matching rule: DBusMatchRule, bufferSize: Int = 4096) async throws(DBusError) -> DBusSignalStream {
         let counters = SubscriptionCounters()
         let (stream, continuation) = AsyncStream.makeStream(of: DBusSignal.self, bufferingPolicy: .bufferingOldest(max(1, bufferSize)))
-        let id = router.addSubscription(rule: rule, continuation: continuation, counters: counters)
+        let id = router.addSubscription(rule: rule, sink: .stream(continuation), counters: counters)
         continuation.onTermination = { [weak self] _ in
             self?.removeSubscription(id)
         }
@@ -137,6 +137,29 @@ public final class DBusConnection: Sendable {
             throw error
         }
         return DBusSignalStream(stream: stream, counters: counters)
+    }
+
+    /// Subscribes with a handler that runs on the dispatcher thread, for hot paths
+    /// that cannot afford a task wake-up per signal (a GATT notification stream).
+    /// The handler must return quickly and never block: hand work on to a buffer of
+    /// your own. Cancel with `unsubscribe(_:)`.
+    public func subscribe(matching rule: DBusMatchRule, handler: @escaping @Sendable (DBusSignal) -> Void) async throws(DBusError) -> DBusSubscription {
+        let counters = SubscriptionCounters()
+        let id = router.addSubscription(rule: rule, sink: .handler(handler), counters: counters)
+        do {
+            try await ensureRule(rule)
+            if let sender = rule.sender, !sender.hasPrefix(":"), sender != "org.freedesktop.DBus" {
+                try await trackOwner(of: sender)
+            }
+        } catch {
+            removeSubscription(id)
+            throw error
+        }
+        return DBusSubscription(id: id, counters: counters)
+    }
+
+    public func unsubscribe(_ subscription: DBusSubscription) {
+        removeSubscription(subscription.id)
     }
 
     private func removeSubscription(_ id: UInt64) {
@@ -286,6 +309,13 @@ public struct DBusStatistics: Sendable, Hashable {
 final class SubscriptionCounters: Sendable {
     let delivered = Atomic<Int>(0)
     let dropped = Atomic<Int>(0)
+}
+
+/// A handler subscription (see `DBusConnection.subscribe(matching:handler:)`).
+public struct DBusSubscription: Sendable {
+    let id: UInt64
+    let counters: SubscriptionCounters
+    public var delivered: Int { counters.delivered.load(ordering: .relaxed) }
 }
 
 /// A subscription's signals, in the order the bus delivered them.

@@ -66,6 +66,13 @@ public struct DBusMatchRule: Sendable, Hashable {
     /// Local match. `resolvedSender` is the current unique owner of a well-known
     /// `sender` (nil when not known yet, in which case the daemon's filtering is trusted).
     func matches(_ m: DBusMessage, resolvedSender: String?) -> Bool {
+        matchesHeader(m, resolvedSender: resolvedSender) && matchesArguments(m)
+    }
+
+    /// True when the rule looks at the body (argN, argNpath, arg0namespace).
+    var needsBody: Bool { !arguments.isEmpty || !argumentPaths.isEmpty || arg0Namespace != nil }
+
+    func matchesHeader(_ m: DBusMessage, resolvedSender: String?) -> Bool {
         if let type, type != m.kind { return false }
         if let sender, sender != m.sender {
             if sender.hasPrefix(":") { return false }
@@ -78,6 +85,10 @@ public struct DBusMatchRule: Sendable, Hashable {
             guard let p = m.path, p.isDescendant(of: pathNamespace) else { return false }
         }
         if let destination, destination != m.destination { return false }
+        return true
+    }
+
+    func matchesArguments(_ m: DBusMessage) -> Bool {
         for (n, v) in arguments {
             guard n < m.body.count, case .string(let s) = m.body[n], s == v else { return false }
         }

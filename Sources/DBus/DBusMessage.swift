@@ -22,6 +22,12 @@ public struct DBusMessage: Sendable {
     public var noReplyExpected: Bool
 
     init(_ m: OpaquePointer) {
+        self.init(header: m)
+        body = MessageCodec.read(m)
+    }
+
+    /// Header fields only: routing decides on these before any body is decoded.
+    init(header m: OpaquePointer) {
         switch dbus_message_get_type(m) {
         case CDBUS_MESSAGE_TYPE_METHOD_CALL: kind = .methodCall
         case CDBUS_MESSAGE_TYPE_METHOD_RETURN: kind = .methodReturn
@@ -38,7 +44,7 @@ public struct DBusMessage: Sendable {
         errorName = dbus_message_get_error_name(m).map { String(cString: $0) }
         signature = dbus_message_get_signature(m).map { String(cString: $0) } ?? ""
         noReplyExpected = dbus_message_get_no_reply(m) != 0
-        body = MessageCodec.read(m)
+        body = []
     }
 
     /// The error this message carries, for error replies.

@@ -98,9 +98,13 @@ public struct DBusSignature: Sendable, Hashable, CustomStringConvertible, Expres
         return dbus_signature_validate(s, nil) != 0
     }
 
-    /// True when the signature is exactly one complete type.
+    /// True when the signature is exactly one complete type. The one-letter and
+    /// common cases are answered without calling into libdbus (hot path of every emit).
     public var isSingleCompleteType: Bool {
-        dbus_signature_validate_single(rawValue, nil) != 0
+        let u = rawValue.utf8
+        if u.count == 1, let c = u.first { return MessageCodec.isBasic(c) || c == UInt8(ascii: "v") }
+        if rawValue == "ay" || rawValue == "as" || rawValue == "a{sv}" || rawValue == "ao" { return true }
+        return dbus_signature_validate_single(rawValue, nil) != 0
     }
 }
 

@@ -112,13 +112,13 @@ public final class DBusObjectServer: Sendable {
         var changed: [(String, DBusValue)] = []
         var invalidated: [String] = []
         objects.withLock { objs in
-            guard var object = objs[path], let index = object.interfaces.firstIndex(where: { $0.definition.name == interface }) else { return }
-            var exported = object.interfaces[index]
+            // Mutated in place: a copy here would duplicate the property dictionary
+            // on every GATT notification.
+            guard let index = objs[path]?.interfaces.firstIndex(where: { $0.definition.name == interface }) else { return }
             for (name, value) in updates {
-                guard let def = exported.definition.properties.first(where: { $0.name == name }) else { continue }
-                let old = exported.values[name]
-                if !force, old == value { continue }
-                exported.values[name] = value
+                guard let def = objs[path]!.interfaces[index].definition.properties.first(where: { $0.name == name }) else { continue }
+                if !force, objs[path]!.interfaces[index].values[name] == value { continue }
+                objs[path]!.interfaces[index].values[name] = value
                 switch def.emitsChange {
                 case .yes:
                     if let value { changed.append((name, value)) } else { invalidated.append(name) }
@@ -128,8 +128,6 @@ public final class DBusObjectServer: Sendable {
                     break
                 }
             }
-            object.interfaces[index] = exported
-            objs[path] = object
         }
         guard !changed.isEmpty || !invalidated.isEmpty else { return }
         try? connection.emit(path: path, interface: Self.propertiesInterface, member: "PropertiesChanged",

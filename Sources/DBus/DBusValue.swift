@@ -3,7 +3,7 @@
 ///
 /// `ay` has its own case because byte arrays are the hot path of a BLE gateway
 /// (every GATT notification is one) and must not pay for a boxed array of values.
-public indirect enum DBusValue: Sendable, Hashable {
+public enum DBusValue: Sendable, Hashable {
     case byte(UInt8)
     case bool(Bool)
     case int16(Int16)
@@ -24,7 +24,9 @@ public indirect enum DBusValue: Sendable, Hashable {
     /// `a{..}`; entries keep their order.
     case dictionary(key: DBusSignature, value: DBusSignature, [DBusDictEntry])
     case `struct`([DBusValue])
-    case variant(DBusValue)
+    /// The only recursive case that needs a box; arrays already live on the heap,
+    /// so every other case stays unboxed (one allocation less per value).
+    indirect case variant(DBusValue)
 
     /// The single complete type of this value.
     public var signature: DBusSignature {

@@ -49,8 +49,9 @@ final class EventLoop: @unchecked Sendable {
     private var running = true
     private var thread: pthread_t?
 
-    /// Called on the loop thread for every incoming message that is not a reply.
-    var onMessage: ((DBusMessage) -> Void)?
+    /// Called on the loop thread for every incoming message that is not a reply;
+    /// the pointer is valid only during the call.
+    var onMessage: ((OpaquePointer) -> Void)?
     /// Called once on the loop thread when the bus goes away (or `close` ran).
     var onDisconnect: ((String) -> Void)?
 
@@ -296,7 +297,7 @@ final class EventLoop: @unchecked Sendable {
                dbus_message_is_signal(m, "org.freedesktop.DBus.Local", "Disconnected") != 0 {
                 continue  // is_connected turns false; the loop notices it.
             }
-            onMessage?(DBusMessage(m))
+            onMessage?(m)
         }
     }
 

@@ -260,6 +260,12 @@ enum MessageCodec {
         if let first = items.first {
             return .array(element: first.signature, items)
         }
+        // Empty: a basic element type is its own one-letter signature; only
+        // containers need libdbus to spell theirs (which costs an allocation).
+        if elementType != CDBUS_TYPE_ARRAY, elementType != CDBUS_TYPE_STRUCT, elementType != CDBUS_TYPE_VARIANT,
+           let scalar = Unicode.Scalar(UInt32(elementType)) {
+            return .array(element: DBusSignature(unchecked: String(Character(scalar))), [])
+        }
         let sig = elementSignature(of: &iter)
         return .array(element: DBusSignature(unchecked: String(sig.dropFirst())), [])
     }

@@ -7,9 +7,14 @@ import Synchronization
 /// `route` runs on the dispatcher thread; it holds the lock only to pick the
 /// receivers, and hands messages over outside it with non-blocking yields.
 final class Router: Sendable {
+    enum Sink {
+        case stream(AsyncStream<DBusSignal>.Continuation)
+        case handler(@Sendable (DBusSignal) -> Void)
+    }
+
     struct Subscription {
         let rule: DBusMatchRule
-        let continuation: AsyncStream<DBusSignal>.Continuation
+        let sink: Sink
         let counters: SubscriptionCounters
     }
 
@@ -53,11 +58,11 @@ final class Router: Sendable {
 
     // MARK: Subscriptions
 
-    func addSubscription(rule: DBusMatchRule, continuation: AsyncStream<DBusSignal>.Continuation, counters: SubscriptionCounters) -> UInt64 {
+    func addSubscription(rule: DBusMatchRule, sink: Sink, counters: SubscriptionCounters) -> UInt64 {
         state.withLock { s in
             let id = s.nextID
             s.nextID += 1
-            s.subscriptions[id] = Subscription(rule: rule, continuation: continuation, counters: counters)
+            s.subscriptions[id] = Subscription(rule: rule, sink: sink, counters: counters)
             s.ruleUsers[rule.ruleString, default: 0] += 1
             return id
         }
@@ -145,11 +150,12 @@ final class Router: Sendable {
 
     // MARK: Dispatcher thread
 
-    func route(_ message: DBusMessage, loop: EventLoop) {
-        switch message.kind {
-        case .signal:
-            routeSignal(message)
-        case .methodCall:
+    func route(_ raw: OpaquePointer, loop: EventLoop) {
+        switch dbus_message_get_type(raw) {
+        case CDBUS_MESSAGE_TYPE_SIGNAL:
+            routeSignal(raw)
+        case CDBUS_MESSAGE_TYPE_METHOD_CALL:
+            let message = DBusMessage(raw)
             let handler = state.withLock { s -> (@Sendable (DBusMessage) -> Void)? in
                 s.methodCalls += 1
                 return s.methodHandler
@@ -168,33 +174,50 @@ final class Router: Sendable {
         }
     }
 
-    private func routeSignal(_ message: DBusMessage) {
+    /// Routing looks at the header first and decodes the body once, only when some
+    /// subscriber wants the signal: the hot path pays for nothing it does not use.
+    private func routeSignal(_ raw: OpaquePointer) {
+        var message = DBusMessage(header: raw)
+        let isOwnerChange = message.sender == "org.freedesktop.DBus" && message.member == "NameOwnerChanged"
+            && message.interface == "org.freedesktop.DBus"
         var targets: [Subscription] = []
+        var bodyRead = false
         state.withLock { s in
             s.received += 1
-            if message.sender == "org.freedesktop.DBus", message.member == "NameOwnerChanged",
-               message.interface == "org.freedesktop.DBus", message.body.count == 3,
-               let name = message.body[0].stringValue, s.trackedNames[name] != nil {
-                let newOwner = message.body[2].stringValue ?? ""
-                s.owners[name] = newOwner.isEmpty ? nil : newOwner
+            if isOwnerChange {
+                message.body = MessageCodec.read(raw)
+                bodyRead = true
+                if message.body.count == 3, let name = message.body[0].stringValue, s.trackedNames[name] != nil {
+                    let newOwner = message.body[2].stringValue ?? ""
+                    s.owners[name] = newOwner.isEmpty ? nil : newOwner
+                }
             }
             for sub in s.subscriptions.values {
                 let resolved = sub.rule.sender.flatMap { s.owners[$0] }
-                if sub.rule.matches(message, resolvedSender: resolved) { targets.append(sub) }
+                if sub.rule.matchesHeader(message, resolvedSender: resolved) { targets.append(sub) }
             }
         }
-        for sub in targets {
-            switch sub.continuation.yield(message) {
-            case .enqueued:
+        guard !targets.isEmpty else { return }
+        if !bodyRead { message.body = MessageCodec.read(raw) }
+        for sub in targets where !sub.rule.needsBody || sub.rule.matchesArguments(message) {
+            switch sub.sink {
+            case .handler(let handler):
+                handler(message)
                 sub.counters.delivered.add(1, ordering: .relaxed)
                 delivered.add(1, ordering: .relaxed)
-            case .dropped:
-                sub.counters.dropped.add(1, ordering: .relaxed)
-                dropped.add(1, ordering: .relaxed)
-            case .terminated:
-                break
-            @unknown default:
-                break
+            case .stream(let continuation):
+                switch continuation.yield(message) {
+                case .enqueued:
+                    sub.counters.delivered.add(1, ordering: .relaxed)
+                    delivered.add(1, ordering: .relaxed)
+                case .dropped:
+                    sub.counters.dropped.add(1, ordering: .relaxed)
+                    dropped.add(1, ordering: .relaxed)
+                case .terminated:
+                    break
+                @unknown default:
+                    break
+                }
             }
         }
     }
@@ -229,7 +252,9 @@ final class Router: Sendable {
             s.methodHandler = nil
             return (subs, waiters)
         }
-        for sub in subs { sub.continuation.finish() }
+        for sub in subs {
+            if case .stream(let continuation) = sub.sink { continuation.finish() }
+        }
         for w in waiters { w.resume(returning: reason) }
     }
 
