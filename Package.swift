@@ -42,6 +42,7 @@ let package = Package(
         .executableTarget(name: "blegate-bench", dependencies: ["DBus", "Simulator", "GATT", "HRV", "WearMetrics"], path: "Benchmarks/blegate-bench"),
 
         .testTarget(name: "DBusTests", dependencies: ["DBus"]),
+        .testTarget(name: "HCITests", dependencies: ["HCI"]),
         .testTarget(name: "GATTTests", dependencies: ["GATT"]),
         .testTarget(name: "HRVTests", dependencies: ["HRV"], resources: [.copy("Fixtures")]),
         .testTarget(name: "WearMetricsTests", dependencies: ["WearMetrics"]),

@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# Builds release binaries and prints the measured figures (never asserted).
+#   scripts/bench.sh dbus [--rate 30000,0] [--count 300000]   D-Bus layer + simulator emit path,
+#                                                              against a plain C libdbus receiver
+#   scripts/bench.sh decode                                    decode+normalize, HRV per beat
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/setup.sh -c release --product blegate-bench
+bin="$(swift build -c release --show-bin-path)"
+what="${1:-all}"; shift || true
+case "$what" in
+    dbus|all)
+        ref="$bin/dbus-receive-c"
+        gcc -O2 -o "$ref" Benchmarks/c-reference/dbus-receive.c $(pkg-config --cflags --libs dbus-1)
+        "$bin/blegate-bench" dbus --c-reference "$ref" "$@"
+        ;;&
+    decode|all)
+        "$bin/blegate-bench" decode
+        ;;
+esac

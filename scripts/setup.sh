@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# Installs what blegate needs on Debian/Raspberry Pi OS and builds it.
+# Idempotent: apt runs only when a package is missing, and `apt-get update` once.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+packages=(libdbus-1-dev libbluetooth-dev libsqlite3-dev dbus pkg-config)
+missing=()
+for p in "${packages[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+    sudo_cmd=""
+    [ "$(id -u)" -eq 0 ] || sudo_cmd="sudo"
+    echo "setup: installing ${missing[*]}"
+    $sudo_cmd apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq "${missing[@]}" >/dev/null
+fi
+
+if ! command -v swift >/dev/null 2>&1; then
+    for d in /opt/swift/usr/bin /usr/share/swift/usr/bin; do
+        [ -x "$d/swift" ] && export PATH="$d:$PATH" && break
+    done
+fi
+command -v swift >/dev/null 2>&1 || {
+    echo "setup: no Swift toolchain found: install Swift 6 (https://www.swift.org/install/linux/) and put it on PATH" >&2
+    exit 1
+}
+
+if [ "${BLEGATE_SKIP_BUILD:-0}" != 1 ]; then
+    swift build "$@"
+fi
