@@ -16,7 +16,8 @@ enum DBusBenchmarks {
         let reference = option(args, "--c-reference")
         for rate in rates {
             try await receive(rate: rate, count: count)
-            try await receiveWithHandler(rate: rate, count: count)
+            try await receiveWithHandler(rate: rate, count: count, raw: false)
+            try await receiveWithHandler(rate: rate, count: count, raw: true)
             if let reference { try await receiveWithC(reference, rate: rate, count: count) }
         }
     }
@@ -69,7 +70,7 @@ enum DBusBenchmarks {
     }
 
     /// The same through a dispatcher-thread handler (no task wake-up per signal).
-    static func receiveWithHandler(rate: Int, count: Int) async throws {
+    static func receiveWithHandler(rate: Int, count: Int, raw: Bool) async throws {
         let bus = try PrivateBus.start()
         defer { bus.stop() }
         let connection = try await DBusConnection.connect(bus.busAddress)
@@ -77,12 +78,8 @@ enum DBusBenchmarks {
         let path: DBusObjectPath = "/org/bluez/hci0/dev_AA_BB_CC_DD_EE_01/service000c/char000d"
         let state = Mutex((received: 0, lastSeq: -1, outOfOrder: 0, startCPU: 0.0, startWall: 0.0, endCPU: 0.0, endWall: 0.0))
         let done = AsyncStream<Void>.makeStream()
-        let subscription = try await connection.subscribe(
-            matching: DBusMatchRule(interface: "org.freedesktop.DBus.Properties", member: "PropertiesChanged", path: path)
-        ) { signal in
-            guard signal.body.count == 3, let props = signal.body[1].stringKeyedValue, let value = props["Value"]?.bytesValue,
-                  value.count >= 5 else { return }
-            let seq = Int(value[2]) | Int(value[3]) << 8 | Int(value[4]) << 16
+        let rule = DBusMatchRule(interface: "org.freedesktop.DBus.Properties", member: "PropertiesChanged", path: path)
+        let onValue: @Sendable (Int) -> Void = { seq in
             let finished = state.withLock { st -> Bool in
                 if st.received == 0 {
                     st.startCPU = cpuSeconds()
@@ -99,6 +96,21 @@ enum DBusBenchmarks {
                 return false
             }
             if finished { done.continuation.finish() }
+        }
+        let subscription: DBusSubscription
+        if raw {
+            subscription = try await connection.subscribeRaw(matching: rule) { view in
+                let seq = view.withChangedBytes("Value") { b -> Int in
+                    b.count >= 5 ? Int(b[2]) | Int(b[3]) << 8 | Int(b[4]) << 16 : -1
+                }
+                if let seq, seq >= 0 { onValue(seq) }
+            }
+        } else {
+            subscription = try await connection.subscribe(matching: rule) { signal in
+                guard signal.body.count == 3, let props = signal.body[1].stringKeyedValue, let value = props["Value"]?.bytesValue,
+                      value.count >= 5 else { return }
+                onValue(Int(value[2]) | Int(value[3]) << 8 | Int(value[4]) << 16)
+            }
         }
         let child = try spawnSelf(["dbus-emit", "--address", bus.address, "--rate", String(rate), "--count", String(count)])
         let waiter = Task {
@@ -124,7 +136,7 @@ enum DBusBenchmarks {
         let endCPU = st.endCPU > 0 ? st.endCPU : cpuSeconds()
         let endWall = st.endWall > 0 ? st.endWall : wallSeconds()
         let label = rate == 0 ? "saturation" : "\(rate)/s offered"
-        print("dbus receive, handler [\(label)]: \(st.received) of \(count) signals, lost \(count - st.received), out of order \(st.outOfOrder), "
+        print("dbus receive, \(raw ? "raw handler" : "handler") [\(label)]: \(st.received) of \(count) signals, lost \(count - st.received), out of order \(st.outOfOrder), "
             + "\(fixed(Double(st.received) / max(endWall - st.startWall, 1e-9), 0)) signals/s, "
             + "CPU \(fixed((endCPU - st.startCPU) / Double(max(st.received, 1)) * 1e6, 2)) µs/signal (receiver process)")
     }

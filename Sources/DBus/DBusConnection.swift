@@ -144,8 +144,12 @@ public final class DBusConnection: Sendable {
     /// The handler must return quickly and never block: hand work on to a buffer of
     /// your own. Cancel with `unsubscribe(_:)`.
     public func subscribe(matching rule: DBusMatchRule, handler: @escaping @Sendable (DBusSignal) -> Void) async throws(DBusError) -> DBusSubscription {
+        try await addHandlerSubscription(rule, .handler(handler))
+    }
+
+    private func addHandlerSubscription(_ rule: DBusMatchRule, _ sink: Router.Sink) async throws(DBusError) -> DBusSubscription {
         let counters = SubscriptionCounters()
-        let id = router.addSubscription(rule: rule, sink: .handler(handler), counters: counters)
+        let id = router.addSubscription(rule: rule, sink: sink, counters: counters)
         do {
             try await ensureRule(rule)
             if let sender = rule.sender, !sender.hasPrefix(":"), sender != "org.freedesktop.DBus" {
@@ -156,6 +160,13 @@ public final class DBusConnection: Sendable {
             throw error
         }
         return DBusSubscription(id: id, counters: counters)
+    }
+
+    /// As `subscribe(matching:handler:)`, handing the signal over undecoded: the
+    /// handler reads what it needs through `DBusSignalView` (for a GATT notification,
+    /// `withChangedBytes("Value")`), so the per-signal cost is libdbus's own.
+    public func subscribeRaw(matching rule: DBusMatchRule, handler: @escaping @Sendable (DBusSignalView) -> Void) async throws(DBusError) -> DBusSubscription {
+        try await addHandlerSubscription(rule, .raw(handler))
     }
 
     public func unsubscribe(_ subscription: DBusSubscription) {

@@ -1,3 +1,8 @@
+import CDBus
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// A match rule, both as the string the bus daemon is sent (quoted as the D-Bus
 /// specification says) and as a local predicate, because one connection receives
 /// the union of all its rules and must route each message to the right subscribers.
@@ -71,6 +76,37 @@ public struct DBusMatchRule: Sendable, Hashable {
 
     /// True when the rule looks at the body (argN, argNpath, arg0namespace).
     var needsBody: Bool { !arguments.isEmpty || !argumentPaths.isEmpty || arg0Namespace != nil }
+
+    /// The header test on libdbus's own strings, so a signal nobody wants costs no
+    /// Swift allocation at all.
+    func matchesHeader(raw m: OpaquePointer, kind: DBusMessage.Kind, resolvedSender: String?) -> Bool {
+        if let type, type != kind { return false }
+        if let sender {
+            let actual = dbus_message_get_sender(m)
+            if !Self.equal(sender, actual) {
+                if sender.hasPrefix(":") { return false }
+                if let resolvedSender, !Self.equal(resolvedSender, actual) { return false }
+            }
+        }
+        if let interface, !Self.equal(interface, dbus_message_get_interface(m)) { return false }
+        if let member, !Self.equal(member, dbus_message_get_member(m)) { return false }
+        if let path, !Self.equal(path.rawValue, dbus_message_get_path(m)) { return false }
+        if let pathNamespace, pathNamespace.rawValue != "/" {
+            guard let p = dbus_message_get_path(m) else { return false }
+            let matched = pathNamespace.rawValue.withCString { ns -> Bool in
+                let n = strlen(ns)
+                return strncmp(ns, p, n) == 0 && (p[n] == 0 || p[n] == 0x2F)
+            }
+            if !matched { return false }
+        }
+        if let destination, !Self.equal(destination, dbus_message_get_destination(m)) { return false }
+        return true
+    }
+
+    private static func equal(_ s: String, _ c: UnsafePointer<CChar>?) -> Bool {
+        guard let c else { return false }
+        return s.withCString { strcmp($0, c) == 0 }
+    }
 
     func matchesHeader(_ m: DBusMessage, resolvedSender: String?) -> Bool {
         if let type, type != m.kind { return false }

@@ -1,4 +1,7 @@
 import CDBus
+#if canImport(Glibc)
+import Glibc
+#endif
 import Synchronization
 
 /// The connection's routing tables: subscriptions, installed match rules, the
@@ -10,6 +13,7 @@ final class Router: Sendable {
     enum Sink {
         case stream(AsyncStream<DBusSignal>.Continuation)
         case handler(@Sendable (DBusSignal) -> Void)
+        case raw(@Sendable (DBusSignalView) -> Void)
     }
 
     struct Subscription {
@@ -174,52 +178,68 @@ final class Router: Sendable {
         }
     }
 
-    /// Routing looks at the header first and decodes the body once, only when some
-    /// subscriber wants the signal: the hot path pays for nothing it does not use.
+    /// Routing tests the header on libdbus's strings first and decodes the body at
+    /// most once, only when a subscriber needs Swift values: a signal nobody wants,
+    /// or one only raw handlers want, allocates nothing here.
     private func routeSignal(_ raw: OpaquePointer) {
-        var message = DBusMessage(header: raw)
-        let isOwnerChange = message.sender == "org.freedesktop.DBus" && message.member == "NameOwnerChanged"
-            && message.interface == "org.freedesktop.DBus"
+        let isOwnerChange = Router.isNameOwnerChanged(raw)
+        var message: DBusMessage? = nil
         var targets: [Subscription] = []
-        var bodyRead = false
         state.withLock { s in
             s.received += 1
             if isOwnerChange {
-                message.body = MessageCodec.read(raw)
-                bodyRead = true
-                if message.body.count == 3, let name = message.body[0].stringValue, s.trackedNames[name] != nil {
-                    let newOwner = message.body[2].stringValue ?? ""
+                let m = DBusMessage(raw)
+                message = m
+                if m.body.count == 3, let name = m.body[0].stringValue, s.trackedNames[name] != nil {
+                    let newOwner = m.body[2].stringValue ?? ""
                     s.owners[name] = newOwner.isEmpty ? nil : newOwner
                 }
             }
             for sub in s.subscriptions.values {
                 let resolved = sub.rule.sender.flatMap { s.owners[$0] }
-                if sub.rule.matchesHeader(message, resolvedSender: resolved) { targets.append(sub) }
+                if sub.rule.matchesHeader(raw: raw, kind: .signal, resolvedSender: resolved) { targets.append(sub) }
             }
         }
         guard !targets.isEmpty else { return }
-        if !bodyRead { message.body = MessageCodec.read(raw) }
-        for sub in targets where !sub.rule.needsBody || sub.rule.matchesArguments(message) {
+        for sub in targets {
+            if sub.rule.needsBody {
+                if message == nil { message = DBusMessage(raw) }
+                guard sub.rule.matchesArguments(message!) else { continue }
+            }
             switch sub.sink {
+            case .raw(let handler):
+                handler(DBusSignalView(raw))
+                count(sub, .enqueued(remaining: 0))
             case .handler(let handler):
-                handler(message)
-                sub.counters.delivered.add(1, ordering: .relaxed)
-                delivered.add(1, ordering: .relaxed)
+                if message == nil { message = DBusMessage(raw) }
+                handler(message!)
+                count(sub, .enqueued(remaining: 0))
             case .stream(let continuation):
-                switch continuation.yield(message) {
-                case .enqueued:
-                    sub.counters.delivered.add(1, ordering: .relaxed)
-                    delivered.add(1, ordering: .relaxed)
-                case .dropped:
-                    sub.counters.dropped.add(1, ordering: .relaxed)
-                    dropped.add(1, ordering: .relaxed)
-                case .terminated:
-                    break
-                @unknown default:
-                    break
-                }
+                if message == nil { message = DBusMessage(raw) }
+                count(sub, continuation.yield(message!))
             }
         }
+    }
+
+    private func count(_ sub: Subscription, _ result: AsyncStream<DBusSignal>.Continuation.YieldResult) {
+        switch result {
+        case .enqueued:
+            sub.counters.delivered.add(1, ordering: .relaxed)
+            delivered.add(1, ordering: .relaxed)
+        case .dropped:
+            sub.counters.dropped.add(1, ordering: .relaxed)
+            dropped.add(1, ordering: .relaxed)
+        case .terminated:
+            break
+        @unknown default:
+            break
+        }
+    }
+
+    private static func isNameOwnerChanged(_ raw: OpaquePointer) -> Bool {
+        guard let member = dbus_message_get_member(raw), strcmp(member, "NameOwnerChanged") == 0,
+              let sender = dbus_message_get_sender(raw), strcmp(sender, "org.freedesktop.DBus") == 0 else { return false }
+        return dbus_message_is_signal(raw, "org.freedesktop.DBus", "NameOwnerChanged") != 0
     }
 
     private func answerPeer(_ message: DBusMessage, loop: EventLoop) {

@@ -159,3 +159,43 @@ struct SignalTests {
         #expect(seen == [nil, t.server.uniqueName, nil, second.uniqueName])
     }
 }
+
+@Suite("Dispatcher-thread handlers")
+struct HandlerSubscriptionTests {
+    @Test("raw and decoded handlers see every signal in order; withChangedBytes reads the Value in place")
+    func handlers() async throws {
+        let t = try await TestBus.start()
+        defer { t.stop() }
+        let path: DBusObjectPath = "/org/bluez/hci0/dev_AA/service000c/char000d"
+        let rule = DBusMatchRule(sender: t.server.uniqueName, interface: "org.freedesktop.DBus.Properties", member: "PropertiesChanged", path: path)
+        let rawSeen = Mutex<[[UInt8]]>([])
+        let decodedSeen = Mutex<[[UInt8]]>([])
+        let rawSub = try await t.client.subscribeRaw(matching: rule) { view in
+            #expect(view.hasPath(path))
+            if let bytes = view.withChangedBytes("Value", { Array($0) }) {
+                rawSeen.withLock { $0.append(bytes) }
+            }
+            #expect(view.withChangedBytes("Missing", { _ in 1 }) == nil)
+        }
+        let decodedSub = try await t.client.subscribe(matching: rule) { signal in
+            if let bytes = signal.body[1].stringKeyedValue?["Value"]?.bytesValue { decodedSeen.withLock { $0.append(bytes) } }
+        }
+        let server = DBusObjectServer(connection: t.server)
+        try server.add(path, [DBusInterface("org.bluez.GattCharacteristic1", properties: [DBusProperty("Value", "ay", value: .bytes([]))])])
+        let payloads: [[UInt8]] = (0..<500).map { [0x16, UInt8($0 % 200), UInt8($0 >> 8), 0x03] } + [[]]
+        for p in payloads {
+            server.setProperties(path, "org.bluez.GattCharacteristic1", [("Value", .bytes(p))], force: true)
+        }
+        _ = try await withTimeout(30, "all handler deliveries") {
+            while rawSeen.withLock({ $0.count }) < payloads.count || decodedSeen.withLock({ $0.count }) < payloads.count {
+                try await Task.sleep(for: .milliseconds(10))
+            }
+            return true
+        }
+        #expect(rawSeen.withLock { $0 } == payloads)
+        #expect(decodedSeen.withLock { $0 } == payloads)
+        #expect(rawSub.delivered == payloads.count)
+        t.client.unsubscribe(rawSub)
+        t.client.unsubscribe(decodedSub)
+    }
+}

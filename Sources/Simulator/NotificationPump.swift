@@ -1,0 +1,99 @@
+import DBus
+
+extension SimulatedBlueZ {
+    /// Starts the strap's notification clock for this link: `rate` Heart Rate
+    /// notifications per second, scheduled against absolute deadlines so that
+    /// high rates (thousands per second) keep their average without drift.
+    func startPump(_ device: SimDevice, generation g: Int) {
+        device.pump?.cancel()
+        let i = device.adapter, address = straps[device.strap].identity.address, epoch = device.linkEpoch
+        device.pump = Task { [weak self] in
+            let clock = ContinuousClock()
+            var start = clock.now
+            var emitted = 0
+            var currentRate = await self?.rate ?? 1
+            while !Task.isCancelled {
+                guard let self else { return }
+                let r = await self.rate
+                if r != currentRate {
+                    currentRate = r
+                    start = clock.now
+                    emitted = 0
+                }
+                let elapsed = (clock.now - start) / .seconds(1)
+                let due = Int(elapsed * currentRate) - emitted
+                if due > 0 {
+                    // After a stall, catch up at most one second's worth.
+                    let alive = await self.deliverHeartRate(g, i, address, epoch: epoch, count: min(due, max(1, Int(currentRate))))
+                    if !alive { return }
+                    emitted += due
+                }
+                let next = start + .seconds(Double(emitted + 1) / currentRate)
+                try? await Task.sleep(until: next, clock: clock)
+            }
+        }
+    }
+
+    /// Sends `count` Heart Rate notifications (and a Battery Level one when the
+    /// percentage changed). Returns false when the link this pump served is gone.
+    func deliverHeartRate(_ g: Int, _ i: Int, _ address: String, epoch: Int, count: Int) -> Bool {
+        guard let (d, _, device) = try? self.device(g, i, address), device.connected, device.linkEpoch == epoch else { return false }
+        guard device.servicesResolved, let hr = device.heartRateCharacteristic else { return true }
+        let s = device.strap
+        for _ in 0..<count {
+            guard let sessions = device.sessions[hr], !sessions.isEmpty else { break }
+            let measurement = straps[s].stream.next(interval: 1 / rate)
+            var bytes = measurement.bytes
+            let malformed = straps[s].malformedRNG.chance(malformedRate)
+            if malformed {
+                bytes = MalformedHeartRatePayload.make(&straps[s].malformedRNG, heartRate: UInt8(truncatingIfNeeded: measurement.heartRate))
+            }
+            let sequence = straps[s].heartRateSequence
+            if send(bytes, device: device, characteristic: hr, sessions: sessions, in: d, sequence: sequence, malformed: malformed) {
+                straps[s].heartRateSequence += 1
+            }
+        }
+        let level = straps[s].stream.batteryPercent
+        if device.lastBattery != level {
+            device.lastBattery = level
+            if device.battery1 {
+                d.server.setProperty(device.path, "org.bluez.Battery1", "Percentage", .byte(level))
+            }
+            if let bc = device.batteryCharacteristic, let sessions = device.sessions[bc], !sessions.isEmpty {
+                if send([level], device: device, characteristic: bc, sessions: sessions, in: d,
+                        sequence: straps[s].batterySequence, malformed: false) {
+                    straps[s].batterySequence += 1
+                }
+            }
+        }
+        return true
+    }
+
+    /// One notification through whichever path the characteristic has: the
+    /// acquired socket (one datagram) or a `Value` PropertiesChanged. Logged only
+    /// when it actually left (a full socket buffer drops it, as bluetoothd does).
+    func send(_ bytes: [UInt8], device: SimDevice, characteristic cp: DBusObjectPath, sessions: NotifySessions,
+              in d: Daemon, sequence: Int, malformed: Bool) -> Bool {
+        let delivery: PayloadRecord.Delivery
+        if let socket = sessions.acquired {
+            switch socket.send(bytes) {
+            case .sent:
+                delivery = .acquire
+            case .wouldBlock:
+                return false
+            case .closed:
+                releaseAcquired(device, characteristic: cp, in: d)
+                return false
+            }
+        } else {
+            d.server.setProperties(cp, Self.characteristicInterface, [("Value", .bytes(bytes))], force: true)
+            delivery = .notify
+        }
+        let identity = straps[device.strap].identity
+        payloadLog.append(PayloadRecord(
+            sequence: sequence, address: identity.address, object: cp.rawValue,
+            uuid: device.characteristics[cp]?.uuid ?? "", bytes: bytes, delivery: delivery, malformed: malformed,
+            monotonicMilliseconds: Clock.monotonicMilliseconds(), wallMilliseconds: Clock.wallMilliseconds()))
+        return true
+    }
+}

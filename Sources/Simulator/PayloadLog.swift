@@ -1,0 +1,129 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Synchronization
+
+/// One value the simulator put on the bus (or into an AcquireNotify socket).
+public struct PayloadRecord: Sendable, Hashable {
+    public enum Delivery: String, Sendable {
+        /// `Value` PropertiesChanged after StartNotify.
+        case notify
+        /// One write into an AcquireNotify socket.
+        case acquire
+    }
+
+    /// Per-device sequence number of sent Heart Rate values (0-based).
+    public var sequence: Int
+    public var address: String
+    public var object: String
+    public var uuid: String
+    public var bytes: [UInt8]
+    public var delivery: Delivery
+    public var malformed: Bool
+    public var monotonicMilliseconds: Double
+    public var wallMilliseconds: Int64
+
+    /// One JSON object on one line; keys are fixed so scripts can grep them.
+    public var jsonLine: String {
+        let mono = (monotonicMilliseconds * 1000).rounded() / 1000
+        return "{\"seq\":\(sequence),\"address\":\"\(address)\",\"object\":\"\(object)\",\"uuid\":\"\(uuid)\","
+            + "\"hex\":\"\(bytes.hexString)\",\"path\":\"\(delivery.rawValue)\",\"malformed\":\(malformed),"
+            + "\"mono_ms\":\(mono),\"wall_ms\":\(wallMilliseconds)}"
+    }
+}
+
+/// The record of every payload sent, so a test can prove that what the gateway
+/// reports equals what the "straps" sent. Written as JSON lines; also kept in
+/// memory (bounded) for in-process tests.
+public final class PayloadLog: Sendable {
+    private struct State {
+        var file: UnsafeMutablePointer<FILE>?
+        var lastFlush: Double = 0
+        var records: [PayloadRecord] = []
+    }
+
+    public let path: String?
+    private let state: Mutex<State>
+    private let memoryLimit: Int
+
+    /// - Parameter path: file to append to (truncated at start); nil keeps memory only.
+    public init(path: String?, memoryLimit: Int = 200_000) throws(SimulatorError) {
+        self.path = path
+        self.memoryLimit = memoryLimit
+        var s = State()
+        if let path {
+            guard let f = fopen(path, "w") else {
+                throw SimulatorError("cannot open payload log \(path): \(String(cString: strerror(errno)))")
+            }
+            s.file = f
+        }
+        state = Mutex(s)
+    }
+
+    deinit {
+        state.withLock { s in
+            if let f = s.file { fclose(f) }
+            s.file = nil
+        }
+    }
+
+    func append(_ record: PayloadRecord) {
+        let line = record.jsonLine + "\n"
+        state.withLock { s in
+            s.records.append(record)
+            if s.records.count > memoryLimit { s.records.removeFirst(memoryLimit / 4) }
+            guard let f = s.file else { return }
+            fputs(line, f)
+            // Flush at most every 20 ms: tests read the file while the simulator runs,
+            // benchmarks at thousands of notifications a second must not pay a write each.
+            let now = Clock.monotonicMilliseconds()
+            if now - s.lastFlush >= 20 {
+                fflush(f)
+                s.lastFlush = now
+            }
+        }
+    }
+
+    public func flush() {
+        state.withLock { s in
+            if let f = s.file { fflush(f) }
+            s.lastFlush = Clock.monotonicMilliseconds()
+        }
+    }
+
+    public func close() {
+        state.withLock { s in
+            if let f = s.file { fclose(f) }
+            s.file = nil
+        }
+    }
+
+    /// Records kept in memory, oldest first, optionally for one device address.
+    public func records(address: String? = nil) -> [PayloadRecord] {
+        state.withLock { s in
+            guard let address else { return s.records }
+            return s.records.filter { $0.address == address }
+        }
+    }
+}
+
+/// Time stamps for the payload log and timers.
+enum Clock {
+    static func monotonicMilliseconds() -> Double {
+        var ts = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &ts)
+        return Double(ts.tv_sec) * 1000 + Double(ts.tv_nsec) / 1_000_000
+    }
+
+    static func wallMilliseconds() -> Int64 {
+        var ts = timespec()
+        clock_gettime(CLOCK_REALTIME, &ts)
+        return Int64(ts.tv_sec) * 1000 + Int64(ts.tv_nsec) / 1_000_000
+    }
+}
+
+/// A simulator-side failure (bad flag, unwritable log): the CLI prints it and exits 1.
+public struct SimulatorError: Error, Sendable, CustomStringConvertible {
+    public var description: String
+    public init(_ description: String) { self.description = description }
+}
