@@ -63,6 +63,9 @@ struct SimulateCommand: AsyncParsableCommand {
     @Option(help: "Exit after S seconds.")
     var duration: Double?
 
+    @Flag(help: "Also run a client that connects to every strap and shows their heart rate live.")
+    var live = false
+
     func validate() throws {
         guard SimulatorConfiguration.GattCache(rawValue: gattCache) != nil else {
             throw ValidationError("--gatt-cache must be 'always' or 'no'")
@@ -127,6 +130,16 @@ struct SimulateCommand: AsyncParsableCommand {
             group.addTask { await signals.wait() }
             if let duration {
                 group.addTask { try? await Task.sleep(for: .seconds(duration)) }
+            }
+            if live {
+                group.addTask {
+                    do {
+                        let client = try await DBusConnection.connect(address)
+                        try await LiveView(connection: client).run()
+                    } catch {
+                        print("live view: \(error)")
+                    }
+                }
             }
             await group.next()
             group.cancelAll()
