@@ -2,6 +2,7 @@
 # Builds release binaries and prints the measured figures (never asserted).
 #   scripts/bench.sh dbus [--rate 30000,0] [--count 300000]   D-Bus layer + simulator emit path,
 #                                                              against a plain C libdbus receiver
+#   scripts/bench.sh simulator [--straps 10] [--rate 50,3000]   the simulator's emit rate and CPU per notification
 #   scripts/bench.sh decode                                    decode+normalize, HRV per beat
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -13,6 +14,9 @@ case "$what" in
         ref="$bin/dbus-receive-c"
         gcc -O2 -o "$ref" Benchmarks/c-reference/dbus-receive.c $(pkg-config --cflags --libs dbus-1)
         "$bin/blegate-bench" dbus --c-reference "$ref" "$@"
+        ;;&
+    simulator|all)
+        "$bin/blegate-bench" simulator "$@"
         ;;&
     decode|all)
         "$bin/blegate-bench" decode

@@ -5,11 +5,16 @@ case "decode":
     runDecodeBenchmarks()
 case "dbus":
     try await DBusBenchmarks.run(Array(arguments.dropFirst()))
+case "simulator":
+    try await SimulatorBenchmarks.run(Array(arguments.dropFirst()))
+case "simulator-serve":
+    try await SimulatorBenchmarks.serve(Array(arguments.dropFirst()))
 case "dbus-emit":
     try await DBusBenchmarks.emit(Array(arguments.dropFirst()))
 default:
     print("""
     usage: blegate-bench decode
-           blegate-bench dbus [--rate R[,R...]] [--count N]    (rate 0 = saturation)
+           blegate-bench dbus [--rate R[,R...]] [--count N] [--c-reference PATH]   (rate 0 = saturation)
+           blegate-bench simulator [--straps N] [--rate HZ[,HZ...]] [--seconds S]
     """)
 }
