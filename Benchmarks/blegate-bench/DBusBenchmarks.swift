@@ -33,40 +33,54 @@ enum DBusBenchmarks {
             bufferSize: 65_536)
         let child = try spawnSelf(["dbus-emit", "--address", bus.address, "--rate", String(rate), "--count", String(count)])
 
-        var received = 0
-        var lastSeq = -1
-        var outOfOrder = 0
-        var checksum = 0
-        var startCPU = 0.0, startWall = 0.0
-        for await signal in stream {
-            if received == 0 {
-                startCPU = cpuSeconds()
-                startWall = wallSeconds()
+        // Consumed in a task so that a watchdog can end it when the emitter is done
+        // and nothing more arrives (signals a full buffer dropped never come).
+        let progress = Counter()
+        let consumer = Task { () -> (received: Int, outOfOrder: Int, startCPU: Double, startWall: Double) in
+            var received = 0
+            var lastSeq = -1
+            var outOfOrder = 0
+            var startCPU = 0.0, startWall = 0.0
+            for await signal in stream {
+                if received == 0 {
+                    startCPU = cpuSeconds()
+                    startWall = wallSeconds()
+                }
+                // Touch the payload as a consumer would.
+                guard signal.body.count == 3, let props = signal.body[1].stringKeyedValue, let value = props["Value"]?.bytesValue,
+                      value.count >= 5 else { continue }
+                let seq = Int(value[2]) | Int(value[3]) << 8 | Int(value[4]) << 16
+                if seq <= lastSeq { outOfOrder += 1 }
+                lastSeq = seq
+                received += 1
+                progress.value.store(received, ordering: .relaxed)
+                if received == count { break }
             }
-            // Touch the payload as a consumer would.
-            guard signal.body.count == 3, let props = signal.body[1].stringKeyedValue, let value = props["Value"]?.bytesValue,
-                  value.count >= 4 else { continue }
-            let seq = Int(value[2]) | Int(value[3]) << 8 | Int(value[4 % value.count]) << 16
-            if seq <= lastSeq { outOfOrder += 1 }
-            lastSeq = seq
-            checksum &+= Int(value[1])
-            received += 1
-            if received == count { break }
-            if received % 4096 == 0, waitpid(child, nil, WNOHANG) == child {
-                break  // the emitter ended and some signals never came: report the loss
-            }
+            return (received, outOfOrder, startCPU, startWall)
         }
+        let watchdog = Task {
+            var status: Int32 = 0
+            while waitpid(child, &status, WNOHANG) == 0 { try? await Task.sleep(for: .milliseconds(50)) }
+            var last = -1
+            while !Task.isCancelled {
+                let now = progress.value.load(ordering: .relaxed)
+                if now == last { break }
+                last = now
+                try? await Task.sleep(for: .seconds(2))
+            }
+            consumer.cancel()
+        }
+        let (received, outOfOrder, startCPU, startWall) = await consumer.value
+        watchdog.cancel()
+        _ = await watchdog.value
         let cpu = cpuSeconds() - startCPU
         let wall = wallSeconds() - startWall
-        var status: Int32 = 0
-        _ = waitpid(child, &status, 0)
         let label = rate == 0 ? "saturation" : "\(rate)/s offered"
         let perSecond = Double(received) / max(wall, 1e-9)
         let cpuPerSignal = cpu / Double(max(received, 1)) * 1e6
-        print("dbus receive [\(label)]: \(received) of \(count) signals, lost \(count - received), out of order \(outOfOrder), "
+        report("dbus receive [\(label)]: \(received) of \(count) signals, lost \(count - received), out of order \(outOfOrder), "
             + "\(fixed(perSecond, 0)) signals/s, CPU \(fixed(cpuPerSignal, 2)) µs/signal (receiver process), "
             + "dropped in buffers \(connection.statistics.signalsDropped)")
-        _ = checksum
     }
 
     /// The same through a dispatcher-thread handler (no task wake-up per signal).
@@ -136,7 +150,7 @@ enum DBusBenchmarks {
         let endCPU = st.endCPU > 0 ? st.endCPU : cpuSeconds()
         let endWall = st.endWall > 0 ? st.endWall : wallSeconds()
         let label = rate == 0 ? "saturation" : "\(rate)/s offered"
-        print("dbus receive, \(raw ? "raw handler" : "handler") [\(label)]: \(st.received) of \(count) signals, lost \(count - st.received), out of order \(st.outOfOrder), "
+        report("dbus receive, \(raw ? "raw handler" : "handler") [\(label)]: \(st.received) of \(count) signals, lost \(count - st.received), out of order \(st.outOfOrder), "
             + "\(fixed(Double(st.received) / max(endWall - st.startWall, 1e-9), 0)) signals/s, "
             + "CPU \(fixed((endCPU - st.startCPU) / Double(max(st.received, 1)) * 1e6, 2)) µs/signal (receiver process)")
     }
@@ -179,10 +193,10 @@ enum DBusBenchmarks {
             }
             if rate != 0 { try await Task.sleep(for: .microseconds(500)) }
         }
+        await connection.flush()  // counted: a signal is emitted once it is on the bus
         let wall = wallSeconds() - start
         let cpu = cpuSeconds() - startCPU
-        try await Task.sleep(for: .milliseconds(500))  // let the queue drain before closing
-        print("dbus emit: \(sent) signals in \(fixed(wall, 2)) s, \(fixed(Double(sent) / wall, 0)) signals/s, CPU \(fixed(cpu / Double(sent) * 1e6, 2)) µs/signal (emitter process)")
+        report("dbus emit: \(sent) signals in \(fixed(wall, 2)) s, \(fixed(Double(sent) / wall, 0)) signals/s, CPU \(fixed(cpu / Double(sent) * 1e6, 2)) µs/signal (emitter process)")
         connection.close()
     }
 }
@@ -239,4 +253,15 @@ func fixed(_ x: Double, _ digits: Int) -> String {
     var f = String(frac)
     while f.count < digits { f = "0" + f }
     return (x < 0 ? "-" : "") + String(whole) + (digits > 0 ? "." + f : "")
+}
+
+/// A figure, flushed at once: output into a file or pipe is block-buffered, and a
+/// run cut short must not lose what it already measured.
+func report(_ line: String) {
+    print(line)
+    fflush(nil)
+}
+
+final class Counter: Sendable {
+    let value = Atomic<Int>(0)
 }

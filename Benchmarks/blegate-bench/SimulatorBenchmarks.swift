@@ -27,7 +27,7 @@ enum SimulatorBenchmarks {
         config.seed = 7
         let sim = try SimulatedBlueZ(configuration: config, bus: .address(address))
         try await sim.start()
-        print("ready")
+        report("ready")
         while true { try await Task.sleep(for: .seconds(3600)) }
     }
 
@@ -75,7 +75,7 @@ enum SimulatorBenchmarks {
         let cpu = processCPU(child) - startCPU
         let wall = wallSeconds() - startWall
         let offered = Double(straps) * rate
-        print("simulator emit [\(straps) straps × \(fixed(rate, 0)) Hz = \(fixed(offered, 0))/s offered]: \(fixed(Double(emitted) / wall, 0)) notifications/s received, "
+        report("simulator emit [\(straps) straps × \(fixed(rate, 0)) Hz = \(fixed(offered, 0))/s offered]: \(fixed(Double(emitted) / wall, 0)) notifications/s received, "
             + "simulator CPU \(fixed(cpu / Double(max(emitted, 1)) * 1e6, 2)) µs/notification (StartNotify path, child process)")
     }
 

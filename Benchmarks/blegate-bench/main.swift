@@ -1,4 +1,8 @@
 // blegate-bench: prints measured figures; never asserts them (see scripts/bench.sh).
+#if canImport(Glibc)
+import Glibc
+#endif
+
 let arguments = Array(CommandLine.arguments.dropFirst())
 switch arguments.first {
 case "decode":

@@ -51,6 +51,16 @@ public final class DBusConnection: Sendable {
 
     public var isConnected: Bool { router.isConnected }
 
+    /// Returns once everything queued before the call has been written to the bus:
+    /// what a process does before it exits, or its last signals are lost.
+    public func flush() async {
+        guard router.isConnected else { return }
+        let loop = self.loop
+        await withCheckedContinuation { (cont: CheckedContinuation<Void, Never>) in
+            loop.submit(.flush { cont.resume() })
+        }
+    }
+
     /// Returns when the connection is gone, with the reason.
     public func disconnected() async -> String {
         await router.waitForDisconnect()
@@ -169,6 +179,8 @@ public final class DBusConnection: Sendable {
         try await addHandlerSubscription(rule, .raw(handler))
     }
 
+    /// Ends a handler subscription. A signal the dispatcher is delivering at that
+    /// very moment may still reach the handler once; none after that.
     public func unsubscribe(_ subscription: DBusSubscription) {
         removeSubscription(subscription.id)
     }

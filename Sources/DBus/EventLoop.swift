@@ -17,6 +17,7 @@ final class EventLoop: @unchecked Sendable {
     enum Command {
         case send(OutgoingMessage, pending: PendingCall?)
         case cancel(callID: UInt64)
+        case flush(@Sendable () -> Void)
         case close
     }
 
@@ -244,8 +245,12 @@ final class EventLoop: @unchecked Sendable {
             defer { box.commands = [] }
             return box.commands
         }
-        for case .send(_, let pendingCall?) in late {
-            pendingCall.complete(.failure(DBusError.disconnected(reason)))
+        for command in late {
+            switch command {
+            case .send(_, let pendingCall?): pendingCall.complete(.failure(DBusError.disconnected(reason)))
+            case .flush(let done): done()
+            default: break
+            }
         }
     }
 
@@ -274,6 +279,9 @@ final class EventLoop: @unchecked Sendable {
                 if let serial = serialByCall.removeValue(forKey: id), let call = pending.removeValue(forKey: serial) {
                     call.complete(.failure(DBusError(.noReply, "the call was cancelled")))
                 }
+            case .flush(let done):
+                dbus_connection_flush(c)
+                done()
             case .close:
                 running = false
             }

@@ -36,7 +36,11 @@ final class Router: Sendable {
 
     private struct State {
         var nextID: UInt64 = 1
-        var subscriptions: [UInt64: Subscription] = [:]
+        var subscriptions: [UInt64: Subscription] = [:] {
+            didSet { snapshot = Array(subscriptions.values) }
+        }
+        /// What the dispatcher iterates: taken with one retain, no copy per signal.
+        var snapshot: [Subscription] = []
         var ruleUsers: [String: Int] = [:]
         var installedRules: Set<String> = []
         var installing: [String: Task<Result<Void, DBusError>, Never>] = [:]
@@ -182,26 +186,24 @@ final class Router: Sendable {
     /// most once, only when a subscriber needs Swift values: a signal nobody wants,
     /// or one only raw handlers want, allocates nothing here.
     private func routeSignal(_ raw: OpaquePointer) {
-        let isOwnerChange = Router.isNameOwnerChanged(raw)
         var message: DBusMessage? = nil
-        var targets: [Subscription] = []
-        state.withLock { s in
-            s.received += 1
-            if isOwnerChange {
-                let m = DBusMessage(raw)
-                message = m
+        if Router.isNameOwnerChanged(raw) {
+            let m = DBusMessage(raw)
+            message = m
+            state.withLock { s in
                 if m.body.count == 3, let name = m.body[0].stringValue, s.trackedNames[name] != nil {
                     let newOwner = m.body[2].stringValue ?? ""
                     s.owners[name] = newOwner.isEmpty ? nil : newOwner
                 }
             }
-            for sub in s.subscriptions.values {
-                let resolved = sub.rule.sender.flatMap { s.owners[$0] }
-                if sub.rule.matchesHeader(raw: raw, kind: .signal, resolvedSender: resolved) { targets.append(sub) }
-            }
         }
-        guard !targets.isEmpty else { return }
-        for sub in targets {
+        let (subscriptions, owners) = state.withLock { s in
+            s.received += 1
+            return (s.snapshot, s.owners)
+        }
+        for sub in subscriptions {
+            let resolved = sub.rule.sender.flatMap { owners.isEmpty ? nil : owners[$0] }
+            guard sub.rule.matchesHeader(raw: raw, kind: .signal, resolvedSender: resolved) else { continue }
             if sub.rule.needsBody {
                 if message == nil { message = DBusMessage(raw) }
                 guard sub.rule.matchesArguments(message!) else { continue }
