@@ -63,7 +63,16 @@ public final class PrivateBus: Sendable {
             if ready[0] >= 0 { close(ready[0]) }
             if ready[1] >= 0 { close(ready[1]) }
         }
-        let args = [daemon, "--config-file=" + configPath, "--nofork", "--nopidfile", "--nosyslog", "--print-address=3"]
+        // A guard shell owns the daemon and reads a pipe whose write end only this
+        // process holds: when this process exits, even by SIGKILL, the pipe closes
+        // and the guard stops the daemon, so no test or simulator leaves one behind.
+        var life: [Int32] = [-1, -1]
+        guard pipe(&life) == 0 else { throw DBusError(.failed, "pipe failed (errno \(errno))") }
+        _ = fcntl(life[0], F_SETFD, FD_CLOEXEC)
+        _ = fcntl(life[1], F_SETFD, FD_CLOEXEC)
+        defer { close(life[0]) }
+        let guardScript = #"exec 4<&0 0</dev/null; "$0" "$@" & d=$!; exec 3>&-; trap 'kill $d 2>/dev/null; wait $d; exit 0' TERM INT; read -r _ <&4; kill $d 2>/dev/null; wait $d"#
+        let args = ["/bin/sh", "-c", guardScript, daemon, "--config-file=" + configPath, "--nofork", "--nopidfile", "--nosyslog", "--print-address=3"]
         var pid: pid_t = 0
         var cArgs: [UnsafeMutablePointer<CChar>?] = args.map { strdup($0) } + [nil]
         defer { for p in cArgs { free(p) } }
@@ -72,7 +81,7 @@ public final class PrivateBus: Sendable {
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        posix_spawn_file_actions_adddup2(&actions, life[0], 0)
         posix_spawn_file_actions_addopen(&actions, 1, dir + "/daemon.log", O_WRONLY | O_CREAT | O_TRUNC, 0o600)
         posix_spawn_file_actions_adddup2(&actions, 1, 2)
         posix_spawn_file_actions_adddup2(&actions, ready[1], 3)
@@ -89,9 +98,10 @@ public final class PrivateBus: Sendable {
         for sig in [SIGTERM, SIGINT, SIGHUP, SIGPIPE] { sigaddset(&defaults, sig) }
         posix_spawnattr_setsigdefault(&attr, &defaults)
         posix_spawnattr_setflags(&attr, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
-        let rc = posix_spawnp(&pid, daemon, &actions, &attr, &cArgs, environ)
+        let rc = posix_spawn(&pid, "/bin/sh", &actions, &attr, &cArgs, environ)
         guard rc == 0 else {
-            throw DBusError(.failed, "cannot start \(daemon): \(String(cString: strerror(rc))) (install the 'dbus' package)")
+            close(life[1])
+            throw DBusError(.failed, "cannot start \(daemon): \(String(cString: strerror(rc)))")
         }
         close(ready[1])
         ready[1] = -1
@@ -101,7 +111,8 @@ public final class PrivateBus: Sendable {
             var pfd = pollfd(fd: ready[0], events: Int16(POLLIN), revents: 0)
             let rc = poll(&pfd, 1, 10_000)
             if rc == 0 {
-                kill(pid, SIGKILL)
+                close(life[1])
+                kill(pid, SIGTERM)
                 var status: Int32 = 0
                 _ = waitpid(pid, &status, 0)
                 throw DBusError(.failed, "\(daemon) did not report its address within 10 s")
@@ -111,17 +122,21 @@ public final class PrivateBus: Sendable {
             if n <= 0 {
                 var status: Int32 = 0
                 _ = waitpid(pid, &status, 0)
-                throw DBusError(.failed, "\(daemon) exited at start (status \(status)); see its log in \(dir)")
+                close(life[1])
+                throw DBusError(.failed, "\(daemon) exited at start (status \(status)); is the 'dbus' package installed? See \(dir)/daemon.log")
             }
             line += chunk[0..<n]
         }
-        return PrivateBus(address: "unix:path=" + socket, directory: dir, pid: pid)
+        return PrivateBus(address: "unix:path=" + socket, directory: dir, pid: pid, lifeline: life[1])
     }
 
-    private init(address: String, directory: String, pid: Int32) {
+    private let lifeline: Int32
+
+    private init(address: String, directory: String, pid: Int32, lifeline: Int32) {
         self.address = address
         self.directory = directory
         self.pid = pid
+        self.lifeline = lifeline
     }
 
     public var busAddress: DBusBusAddress { .address(address) }
@@ -133,18 +148,18 @@ public final class PrivateBus: Sendable {
             return done
         }
         guard !alreadyStopped else { return }
-        if kill(pid, SIGTERM) == 0 {
-            var status: Int32 = 0
-            var waitedMs = 0
-            while waitpid(pid, &status, WNOHANG) == 0 {
-                if waitedMs >= 5_000 {
-                    kill(pid, SIGKILL)
-                    _ = waitpid(pid, &status, 0)
-                    break
-                }
-                usleep(2_000)
-                waitedMs += 2
+        close(lifeline)  // the guard stops the daemon and exits
+        var status: Int32 = 0
+        var waitedMs = 0
+        while waitpid(pid, &status, WNOHANG) == 0 {
+            if waitedMs == 3_000 { kill(pid, SIGTERM) }
+            if waitedMs >= 6_000 {
+                kill(pid, SIGKILL)
+                _ = waitpid(pid, &status, 0)
+                break
             }
+            usleep(2_000)
+            waitedMs += 2
         }
         unlink(directory + "/bus")
         unlink(directory + "/bus.conf")
