@@ -55,7 +55,8 @@ struct HRVCommand: ParsableCommand {
         let w = result.window
         var members: [(String, JSONValue)] = [
             ("method", .string(result.method)),
-            ("window_s", .double(w.windowSeconds)),
+            // Sums of milliseconds carry binary noise (6.1000000000000005); ms resolution is exact enough.
+            ("window_s", .double((w.windowSeconds * 1000).rounded() / 1000)),
             ("beats", .int(w.beatCount)),
             ("nn_count", .int(w.nnCount)),
             ("artifact_count", .int(w.artifactCount)),
