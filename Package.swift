@@ -31,11 +31,12 @@ let package = Package(
         .target(name: "HRV"),
         .target(name: "WearMetrics", dependencies: ["GATT", "HRV"]),
         .target(name: "Simulator", dependencies: ["DBus", "GATT"]),
+        .target(name: "BlueZ", dependencies: ["DBus"]),
 
         .executableTarget(
             name: "blegate",
             dependencies: [
-                "DBus", "HCI", "GATT", "HRV", "WearMetrics", "Simulator",
+                "DBus", "HCI", "GATT", "HRV", "WearMetrics", "Simulator", "BlueZ",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
@@ -47,6 +48,7 @@ let package = Package(
         .testTarget(name: "HRVTests", dependencies: ["HRV"], resources: [.copy("Fixtures")]),
         .testTarget(name: "WearMetricsTests", dependencies: ["WearMetrics"]),
         .testTarget(name: "SimulatorTests", dependencies: ["Simulator", "DBus", "GATT"]),
+        .testTarget(name: "BlueZTests", dependencies: ["BlueZ", "Simulator", "DBus"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -1,0 +1,395 @@
+import DBus
+import Synchronization
+
+/// A live copy of bluetoothd's object tree (adapters, devices, GATT services and
+/// characteristics), kept by one GetManagedObjects and the three signals that follow
+/// it, with one set of match rules per connection however many devices there are.
+///
+/// Updates are applied on the D-Bus dispatcher thread, in the order the bus
+/// delivered them, under one lock: a reader never sees half a signal, and events
+/// leave in that same order.
+///
+/// GATT `Value` signals (one per notification) are deliberately not mirrored: see
+/// `handlePropertiesChanged`.
+public final class BlueZMirror: Sendable {
+    public static let busName = "org.bluez"
+    static let root: DBusObjectPath = "/org/bluez"
+    static let objectManager = "org.freedesktop.DBus.ObjectManager"
+    static let properties = "org.freedesktop.DBus.Properties"
+
+    /// The three rules, all limited to bluetoothd. ObjectManager signals come from
+    /// `/`, so only PropertiesChanged can be narrowed to the `/org/bluez` namespace.
+    public static let matchRules: [DBusMatchRule] = [
+        DBusMatchRule(sender: busName, interface: objectManager, member: "InterfacesAdded"),
+        DBusMatchRule(sender: busName, interface: objectManager, member: "InterfacesRemoved"),
+        DBusMatchRule(sender: busName, interface: properties, member: "PropertiesChanged", pathNamespace: root),
+    ]
+
+    public let connection: DBusConnection
+
+    enum Phase { case idle, loading, live, stopped }
+
+    struct Waiter {
+        /// Resumes the waiter and returns true when its condition holds.
+        let check: @Sendable (BlueZSnapshot) -> Bool
+        let fail: @Sendable (BlueZMirrorError) -> Void
+        var timer: Task<Void, Never>?
+    }
+
+    struct State {
+        var snapshot = BlueZSnapshot()
+        var phase = Phase.idle
+        /// The unique name of the bluetoothd being mirrored (or loaded).
+        var owner: String?
+        var present = false
+        /// Updates received while a GetManagedObjects is in flight, replayed on its result.
+        var buffer: [MirrorUpdate] = []
+        /// Updates from a sender other than `owner` while live: a new bluetoothd that
+        /// spoke before its NameOwnerChanged was processed. They seed the next load.
+        var early: [MirrorUpdate] = []
+        var sinks: [UInt64: AsyncStream<BlueZEvent>.Continuation] = [:]
+        var waiters: [UInt64: Waiter] = [:]
+        var nextID: UInt64 = 1
+        var subscriptions: [DBusSubscription] = []
+        var ownerTask: Task<Void, Never>?
+    }
+
+    private let state = Mutex(State())
+
+    public init(connection: DBusConnection) {
+        self.connection = connection
+    }
+
+    deinit {
+        let (subs, task) = state.withLock { ($0.subscriptions, $0.ownerTask) }
+        for s in subs { connection.unsubscribe(s) }
+        task?.cancel()
+    }
+
+    // MARK: Life cycle
+
+    /// Subscribes to InterfacesAdded, InterfacesRemoved and PropertiesChanged, then
+    /// loads the tree with GetManagedObjects and follows bluetoothd's bus name.
+    ///
+    /// The rules are on the bus before GetManagedObjects is sent, and signals that
+    /// arrive while it is in flight are replayed on its result, so no change falls in
+    /// between. Returns once the first tree is mirrored (at once, with an empty
+    /// mirror, when bluetoothd is not running; it is loaded when it appears).
+    ///
+    /// A second call does nothing; a stopped mirror is not restarted (make a new one).
+    ///
+    /// - Throws: the D-Bus error of a failed subscription or GetManagedObjects; the
+    ///   mirror is stopped then.
+    public func start() async throws(DBusError) {
+        let first = state.withLock { s -> Bool in
+            guard s.phase == .idle else { return false }
+            s.phase = .loading
+            return true
+        }
+        guard first else { return }
+        do throws(DBusError) {
+            keep(try await connection.subscribe(matching: Self.matchRules[0]) { [weak self] signal in
+                self?.ingest(MirrorUpdate.interfacesAdded(signal.body), sender: signal.sender)
+            })
+            keep(try await connection.subscribe(matching: Self.matchRules[1]) { [weak self] signal in
+                self?.ingest(MirrorUpdate.interfacesRemoved(signal.body), sender: signal.sender)
+            })
+            keep(try await connection.subscribeRaw(matching: Self.matchRules[2]) { [weak self] view in
+                self?.handlePropertiesChanged(view)
+            })
+            if state.withLock({ $0.phase == .stopped }) { return }
+            let owners = try await connection.nameOwnerChanges(of: Self.busName)
+            var iterator = owners.makeAsyncIterator()
+            let initial = await iterator.next() ?? nil
+            if let error = await ownerChanged(to: initial),
+               !error.is(.serviceUnknown), !error.is(.nameHasNoOwner) {
+                throw error
+            }
+            let task = Task { [weak self, iterator] in
+                var owners = iterator
+                while let owner = await owners.next() {
+                    guard let self else { return }
+                    _ = await self.ownerChanged(to: owner)
+                }
+                // The stream ends when the connection is lost (or on stop, when this
+                // does nothing): bluetoothd can no longer be seen, so it is gone.
+                _ = await self?.ownerChanged(to: nil)
+            }
+            let keep = state.withLock { s -> Bool in
+                guard s.phase != .stopped else { return false }
+                s.ownerTask = task
+                return true
+            }
+            if !keep { task.cancel() }
+        } catch {
+            stop()
+            throw error
+        }
+    }
+
+    /// Records a subscription so that `stop()` ends it, or ends it at once when the
+    /// mirror was stopped while it was being made.
+    private func keep(_ subscription: DBusSubscription) {
+        let stopped = state.withLock { s -> Bool in
+            if s.phase == .stopped { return true }
+            s.subscriptions.append(subscription)
+            return false
+        }
+        if stopped { connection.unsubscribe(subscription) }
+    }
+
+    /// Ends the subscriptions, finishes every event stream and fails pending waits
+    /// with `.stopped`. The last snapshot stays readable.
+    public func stop() {
+        let (subs, task, sinks, waiters) = state.withLock { s in
+            s.phase = .stopped
+            let out = (s.subscriptions, s.ownerTask, Array(s.sinks.values), Array(s.waiters.values))
+            s.subscriptions = []
+            s.ownerTask = nil
+            s.sinks = [:]
+            s.waiters = [:]
+            s.buffer = []
+            s.early = []
+            return out
+        }
+        for sub in subs { connection.unsubscribe(sub) }
+        task?.cancel()
+        for sink in sinks { sink.finish() }
+        for w in waiters {
+            w.timer?.cancel()
+            w.fail(.stopped)
+        }
+    }
+
+    // MARK: Reading
+
+    /// Everything mirrored now, as one consistent value.
+    public var snapshot: BlueZSnapshot { state.withLock { $0.snapshot } }
+
+    /// True while a bluetoothd is on the bus and its tree is mirrored.
+    public var isBlueZPresent: Bool { state.withLock { $0.present } }
+
+    public var adapters: [Adapter] { snapshot.adapters }
+    public func adapter(named name: String) -> Adapter? { snapshot.adapter(named: name) }
+    public var devices: [Device] { snapshot.devices }
+    public func devices(on adapter: DBusObjectPath) -> [Device] { snapshot.devices(on: adapter) }
+    public func device(address: String) -> Device? { snapshot.device(address: address) }
+    public func device(path: DBusObjectPath) -> Device? { snapshot.device(path: path) }
+    public func services(device: DBusObjectPath) -> [GattService] { snapshot.services(device: device) }
+    public func characteristics(device: DBusObjectPath) -> [GattCharacteristic] { snapshot.characteristics(device: device) }
+    public func characteristic(device: DBusObjectPath, uuid: String) -> GattCharacteristic? {
+        snapshot.characteristic(device: device, uuid: uuid)
+    }
+    public func hasResolvedGATT(device: DBusObjectPath, requiring uuids: [String] = []) -> Bool {
+        snapshot.hasResolvedGATT(device: device, requiring: uuids)
+    }
+
+    // MARK: Events and waiting
+
+    /// Every change from now on, in order. The buffer is unbounded: mirror events
+    /// are few (no notification values among them), and a dropped removal would leave
+    /// a client believing in a device that is gone.
+    public func events() -> AsyncStream<BlueZEvent> {
+        let (stream, continuation) = AsyncStream.makeStream(of: BlueZEvent.self, bufferingPolicy: .unbounded)
+        let id = state.withLock { s -> UInt64? in
+            guard s.phase != .stopped else { return nil }
+            let id = s.nextID
+            s.nextID += 1
+            s.sinks[id] = continuation
+            return id
+        }
+        guard let id else {
+            continuation.finish()
+            return stream
+        }
+        continuation.onTermination = { [weak self] _ in
+            _ = self?.state.withLock { $0.sinks.removeValue(forKey: id) }
+        }
+        return stream
+    }
+
+    /// Returns the first non-nil result of `condition`, evaluated now and again after
+    /// every change to the mirror (never on a timer).
+    ///
+    /// The condition runs under the mirror's lock, often on the D-Bus dispatcher
+    /// thread: it must be a quick look at the snapshot it is given, and must not call
+    /// back into the mirror (the lock is not reentrant).
+    public func waitFor<T: Sendable>(timeout: Duration = .seconds(30),
+                                     _ condition: @escaping @Sendable (BlueZSnapshot) -> T?) async throws(BlueZMirrorError) -> T {
+        let id = state.withLock { s in
+            let id = s.nextID
+            s.nextID += 1
+            return id
+        }
+        let result: Result<T, BlueZMirrorError> = await withTaskCancellationHandler {
+            await withCheckedContinuation { (cont: CheckedContinuation<Result<T, BlueZMirrorError>, Never>) in
+                let waiter = Waiter(
+                    check: { snapshot in
+                        guard let value = condition(snapshot) else { return false }
+                        cont.resume(returning: .success(value))
+                        return true
+                    },
+                    fail: { cont.resume(returning: .failure($0)) })
+                let immediate = state.withLock { s -> BlueZMirrorError?? in
+                    if s.phase == .stopped { return .some(.stopped) }
+                    if waiter.check(s.snapshot) { return .some(nil) }
+                    var w = waiter
+                    w.timer = Task { [weak self] in
+                        try? await Task.sleep(for: timeout)
+                        guard !Task.isCancelled else { return }
+                        self?.expire(id, .timedOut)
+                    }
+                    s.waiters[id] = w
+                    return nil
+                }
+                if case .some(.some(let error)) = immediate { waiter.fail(error) }
+                if Task.isCancelled { expire(id, .cancelled) }
+            }
+        } onCancel: {
+            expire(id, .cancelled)
+        }
+        return try result.get()
+    }
+
+    /// `waitFor` for a yes/no condition.
+    public func waitUntil(timeout: Duration = .seconds(30),
+                          _ condition: @escaping @Sendable (BlueZSnapshot) -> Bool) async throws(BlueZMirrorError) {
+        _ = try await waitFor(timeout: timeout) { condition($0) ? true : nil }
+    }
+
+    private func expire(_ id: UInt64, _ error: BlueZMirrorError) {
+        let waiter = state.withLock { $0.waiters.removeValue(forKey: id) }
+        guard let waiter else { return }
+        waiter.timer?.cancel()
+        waiter.fail(error)
+    }
+
+    // MARK: Signals (dispatcher thread)
+
+    /// PropertiesChanged is also the signal of every GATT notification (`Value`), so
+    /// it is taken raw: a signal carrying `Value` on a characteristic the mirror
+    /// already knows to be notifying is dropped after one scan of its keys, without
+    /// decoding. Anything else is decoded and reduced to the properties the mirror
+    /// keeps (a `Value` from ReadValue, or one sharing a signal with
+    /// `Notifying=true`, is decoded once and its value discarded).
+    ///
+    /// bluetoothd flushes `Value` together with anything else of the object pending
+    /// in the same main-loop iteration, hence the decode while not yet notifying.
+    /// Limitation: `DBusSignalView` cannot list the changed keys, so a
+    /// `Notifying=false` batched with a `Value` on a characteristic the mirror thinks
+    /// notifying would be missed (see docs/bluez-client.md).
+    private func handlePropertiesChanged(_ view: DBusSignalView) {
+        if view.withChangedBytes("Value", { _ in true }) == true, let path = view.path {
+            let skip = state.withLock { s in
+                s.phase == .live && s.snapshot.characteristicTable[path]?.notifying == true
+            }
+            if skip { return }
+        }
+        let signal = view.decoded()
+        ingest(MirrorUpdate.propertiesChanged(path: signal.path, signal.body), sender: signal.sender)
+    }
+
+    private func ingest(_ update: MirrorUpdate?, sender: String?) {
+        guard let update else { return }
+        state.withLock { s in
+            switch s.phase {
+            case .idle, .stopped:
+                return
+            case .loading:
+                s.buffer.append(update)
+            case .live:
+                if let sender, let owner = s.owner, sender != owner {
+                    s.early.append(update)
+                    return
+                }
+                var events: [BlueZEvent] = []
+                update.apply(to: &s.snapshot, into: &events)
+                Self.publish(events, &s)
+            }
+        }
+    }
+
+    /// Yields under the lock so that events from different threads (dispatcher,
+    /// owner task) can never overtake each other.
+    private static func publish(_ events: [BlueZEvent], _ s: inout State) {
+        guard !events.isEmpty else { return }
+        for event in events {
+            for sink in s.sinks.values { sink.yield(event) }
+        }
+        guard !s.waiters.isEmpty else { return }
+        for (id, waiter) in s.waiters where waiter.check(s.snapshot) {
+            waiter.timer?.cancel()
+            s.waiters[id] = nil
+        }
+    }
+
+    // MARK: bluetoothd coming and going (owner task)
+
+    /// Called for the initial owner and then for every change, one at a time. A new
+    /// owner (a restart) empties the mirror, announces `bluezVanished`, and loads
+    /// the new daemon's tree, ending with `bluezAppeared`.
+    private func ownerChanged(to newOwner: String?) async -> DBusError? {
+        let proceed = state.withLock { s -> Bool in
+            guard s.phase != .stopped, s.owner != newOwner else { return false }
+            if s.phase == .live {
+                s.snapshot = BlueZSnapshot()
+                s.buffer = s.early
+                s.early = []
+                let wasPresent = s.present
+                s.present = false
+                if wasPresent { Self.publish([.bluezVanished], &s) }
+            }
+            s.phase = .loading
+            s.owner = newOwner
+            return newOwner != nil
+        }
+        guard proceed, let owner = newOwner else { return nil }
+        return await load(from: owner)
+    }
+
+    private func load(from owner: String) async -> DBusError? {
+        let reply: [DBusValue]
+        do {
+            // Addressed to the unique name: the answer comes from the daemon whose
+            // signals are being buffered, never from a successor.
+            reply = try await connection.call(destination: owner, path: .root, interface: Self.objectManager, member: "GetManagedObjects")
+        } catch {
+            state.withLock { s in
+                guard s.phase == .loading, s.owner == owner else { return }
+                // Mirror whatever was signalled, and let the next owner change reload.
+                var events: [BlueZEvent] = []
+                var snapshot = BlueZSnapshot()
+                for update in s.buffer { update.apply(to: &snapshot, into: &events) }
+                s.buffer = []
+                s.snapshot = snapshot
+                s.phase = .live
+                Self.publish(events, &s)
+            }
+            return error
+        }
+        var objects: [(DBusObjectPath, [String: [String: DBusValue]])] = []
+        for entry in reply.first?.dictionaryEntries ?? [] {
+            guard let path = entry.key.objectPathValue, path.isDescendant(of: Self.root) else { continue }
+            let interfaces = MirrorUpdate.keptInterfaces(entry.value)
+            if !interfaces.isEmpty { objects.append((path, interfaces)) }
+        }
+        // Parents before children, so characteristics find their service's device.
+        objects.sort { $0.0 < $1.0 }
+        state.withLock { s in
+            guard s.phase == .loading, s.owner == owner else { return }
+            var events: [BlueZEvent] = []
+            var snapshot = BlueZSnapshot()
+            for (path, interfaces) in objects { snapshot.interfacesAdded(path, interfaces, into: &events) }
+            // Signals that crossed the reply: older ones repeat what the reply already
+            // shows (harmless), newer ones bring it up to date.
+            for update in s.buffer { update.apply(to: &snapshot, into: &events) }
+            s.buffer = []
+            s.snapshot = snapshot
+            s.phase = .live
+            s.present = true
+            events.append(.bluezAppeared)
+            Self.publish(events, &s)
+        }
+        return nil
+    }
+}

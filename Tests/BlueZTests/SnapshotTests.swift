@@ -1,0 +1,113 @@
+@testable import BlueZ
+import DBus
+import Testing
+
+/// The update rules without a bus: what a signal does to the snapshot and which
+/// events it yields.
+@Suite struct SnapshotTests {
+    static let device: DBusObjectPath = "/org/bluez/hci0/dev_A0_9E_1A_10_0A_E2"
+    static let service: DBusObjectPath = "/org/bluez/hci0/dev_A0_9E_1A_10_0A_E2/service000c"
+    static let char: DBusObjectPath = "/org/bluez/hci0/dev_A0_9E_1A_10_0A_E2/service000c/char000d"
+
+    func deviceAdded(rssi: Int16?) -> [DBusValue] {
+        var props: [(String, DBusValue)] = [
+            ("Address", "A0:9E:1A:10:0A:E2"), ("AddressType", "public"), ("Name", "Polar H10 8C4F2A1B"),
+            ("Adapter", .objectPath("/org/bluez/hci0")), ("UUIDs", .strings(["0000180D-0000-1000-8000-00805F9B34FB"])),
+            ("ManufacturerData", .dictionary(key: "q", value: "v", [DBusDictEntry(.uint16(0x006B), .variant(.bytes([0x33, 0x1E])))])),
+            ("Connected", false),
+        ]
+        if let rssi { props.append(("RSSI", .int16(rssi))) }
+        return [.objectPath(Self.device), .dictionary(key: "s", value: "a{sv}", [DBusDictEntry("org.bluez.Device1", .properties(props))])]
+    }
+
+    @Test func addedDeviceIsDecoded() throws {
+        var snapshot = BlueZSnapshot()
+        var events: [BlueZEvent] = []
+        try #require(MirrorUpdate.interfacesAdded(deviceAdded(rssi: -60))).apply(to: &snapshot, into: &events)
+        let d = try #require(snapshot.device(address: "a0:9e:1a:10:0a:e2"))
+        #expect(events == [.deviceAdded(d)])
+        #expect(d.rssi == -60)
+        #expect(d.uuids == ["0000180d-0000-1000-8000-00805f9b34fb"])
+        #expect(d.manufacturerData == [0x006B: [0x33, 0x1E]])
+        #expect(d.displayName == "Polar H10 8C4F2A1B")
+        #expect(snapshot.devices(on: "/org/bluez/hci0") == [d])
+    }
+
+    @Test func invalidatedRSSIIsCleared() throws {
+        var snapshot = BlueZSnapshot()
+        var events: [BlueZEvent] = []
+        try #require(MirrorUpdate.interfacesAdded(deviceAdded(rssi: -60))).apply(to: &snapshot, into: &events)
+        events = []
+        let signal: [DBusValue] = ["org.bluez.Device1", .properties([]), .strings(["RSSI", "TxPower"])]
+        try #require(MirrorUpdate.propertiesChanged(path: Self.device, signal)).apply(to: &snapshot, into: &events)
+        let d = try #require(snapshot.device(path: Self.device))
+        #expect(d.rssi == nil)
+        #expect(events == [.deviceChanged(d, changed: ["RSSI"])])
+    }
+
+    @Test func reAddingAnObjectResetsWhatTheBagLacks() throws {
+        var snapshot = BlueZSnapshot()
+        var events: [BlueZEvent] = []
+        try #require(MirrorUpdate.interfacesAdded(deviceAdded(rssi: -60))).apply(to: &snapshot, into: &events)
+        try #require(MirrorUpdate.interfacesAdded(deviceAdded(rssi: nil))).apply(to: &snapshot, into: &events)
+        #expect(snapshot.device(path: Self.device)?.rssi == nil)
+    }
+
+    @Test func valueAloneIsNoUpdate() {
+        let value: [DBusValue] = ["org.bluez.GattCharacteristic1", .properties([("Value", .bytes([0x10, 0x48]))]), .strings([])]
+        #expect(MirrorUpdate.propertiesChanged(path: Self.char, value) == nil)
+        let both: [DBusValue] = ["org.bluez.GattCharacteristic1", .properties([("Value", .bytes([0x10])), ("Notifying", true)]), .strings([])]
+        guard case .changed(_, _, let changed, _)? = MirrorUpdate.propertiesChanged(path: Self.char, both) else {
+            Issue.record("Notifying dropped")
+            return
+        }
+        #expect(Set(changed.keys) == ["Notifying"])
+    }
+
+    @Test func gattReadinessNeedsTheObjects() throws {
+        var snapshot = BlueZSnapshot()
+        var events: [BlueZEvent] = []
+        try #require(MirrorUpdate.interfacesAdded(deviceAdded(rssi: nil))).apply(to: &snapshot, into: &events)
+        let resolved: [DBusValue] = ["org.bluez.Device1", .properties([("ServicesResolved", true), ("Connected", true)]), .strings([])]
+        try #require(MirrorUpdate.propertiesChanged(path: Self.device, resolved)).apply(to: &snapshot, into: &events)
+        #expect(snapshot.device(path: Self.device)?.servicesResolved == true)
+        #expect(!snapshot.hasResolvedGATT(device: Self.device))
+
+        let service: [DBusValue] = [.objectPath(Self.service), .dictionary(key: "s", value: "a{sv}", [DBusDictEntry(
+            "org.bluez.GattService1", .properties([("UUID", "0000180d-0000-1000-8000-00805f9b34fb"), ("Device", .objectPath(Self.device)), ("Primary", true)]))])]
+        try #require(MirrorUpdate.interfacesAdded(service)).apply(to: &snapshot, into: &events)
+        #expect(snapshot.hasResolvedGATT(device: Self.device, requiring: ["180D"]))
+        #expect(!snapshot.hasResolvedGATT(device: Self.device, requiring: ["180D", "2A37"]))
+
+        let char: [DBusValue] = [.objectPath(Self.char), .dictionary(key: "s", value: "a{sv}", [DBusDictEntry(
+            "org.bluez.GattCharacteristic1", .properties([("UUID", "00002a37-0000-1000-8000-00805f9b34fb"), ("Service", .objectPath(Self.service)),
+                                                          ("Flags", .strings(["notify"])), ("Value", .bytes([]))]))])]
+        try #require(MirrorUpdate.interfacesAdded(char)).apply(to: &snapshot, into: &events)
+        #expect(snapshot.hasResolvedGATT(device: Self.device, requiring: ["180D", "2A37"]))
+        #expect(snapshot.characteristic(device: Self.device, uuid: "2a37")?.service == Self.service)
+
+        // Removing the device takes the GATT objects along, deepest first.
+        events = []
+        try #require(MirrorUpdate.interfacesRemoved([.objectPath(Self.device), .strings(["org.bluez.Device1"])])).apply(to: &snapshot, into: &events)
+        #expect(snapshot.isEmpty)
+        #expect(events.map(\.kind) == ["gattObjectRemoved", "gattObjectRemoved", "deviceRemoved"])
+    }
+}
+
+extension BlueZEvent {
+    var kind: String {
+        switch self {
+        case .adapterAdded: "adapterAdded"
+        case .adapterRemoved: "adapterRemoved"
+        case .adapterChanged: "adapterChanged"
+        case .deviceAdded: "deviceAdded"
+        case .deviceRemoved: "deviceRemoved"
+        case .deviceChanged: "deviceChanged"
+        case .gattObjectAdded: "gattObjectAdded"
+        case .gattObjectRemoved: "gattObjectRemoved"
+        case .gattObjectChanged: "gattObjectChanged"
+        case .bluezVanished: "bluezVanished"
+        case .bluezAppeared: "bluezAppeared"
+        }
+    }
+}
