@@ -267,24 +267,13 @@ public final class BlueZMirror: Sendable {
     // MARK: Signals (dispatcher thread)
 
     /// PropertiesChanged is also the signal of every GATT notification (`Value`), so
-    /// it is taken raw: a signal carrying `Value` on a characteristic the mirror
-    /// already knows to be notifying is dropped after one scan of its keys, without
-    /// decoding. Anything else is decoded and reduced to the properties the mirror
-    /// keeps (a `Value` from ReadValue, or one sharing a signal with
-    /// `Notifying=true`, is decoded once and its value discarded).
-    ///
-    /// bluetoothd flushes `Value` together with anything else of the object pending
-    /// in the same main-loop iteration, hence the decode while not yet notifying.
-    /// Limitation: `DBusSignalView` cannot list the changed keys, so a
-    /// `Notifying=false` batched with a `Value` on a characteristic the mirror thinks
-    /// notifying would be missed (see docs/bluez-client.md).
+    /// it is taken raw: a signal whose only change is `Value` is dropped after one
+    /// scan of its keys, without decoding (the mirror keeps no values). Anything
+    /// else is decoded and reduced to the properties the mirror keeps, so a
+    /// `Notifying` that bluetoothd flushes in the same signal as a `Value` (it sends
+    /// whatever of the object is pending in one main-loop iteration) is never missed.
     private func handlePropertiesChanged(_ view: DBusSignalView) {
-        if view.withChangedBytes("Value", { _ in true }) == true, let path = view.path {
-            let skip = state.withLock { s in
-                s.phase == .live && s.snapshot.characteristicTable[path]?.notifying == true
-            }
-            if skip { return }
-        }
+        if view.changes(only: "Value") { return }
         let signal = view.decoded()
         ingest(MirrorUpdate.propertiesChanged(path: signal.path, signal.body), sender: signal.sender)
     }

@@ -28,6 +28,42 @@ public struct DBusSignalView {
     /// The whole message, decoded (allocates: for anything but the hot path).
     public func decoded() -> DBusMessage { DBusMessage(raw) }
 
+    /// For PropertiesChanged (`sa{sv}as`): true when `name` is the only property
+    /// changed and none is invalidated, read without decoding: lets a mirror of
+    /// object state skip a notification's `Value` yet never miss a state change
+    /// bluetoothd sent in the same signal.
+    public func changes(only name: String) -> Bool {
+        var iter = DBusMessageIter()
+        guard dbus_message_iter_init(raw, &iter) != 0,
+              dbus_message_iter_get_arg_type(&iter) == CDBUS_TYPE_STRING,
+              dbus_message_iter_next(&iter) != 0,
+              dbus_message_iter_get_arg_type(&iter) == CDBUS_TYPE_ARRAY else { return false }
+        var dict = DBusMessageIter()
+        dbus_message_iter_recurse(&iter, &dict)
+        var matched = 0
+        let onlyWanted = name.withCString { wanted -> Bool in
+            while dbus_message_iter_get_arg_type(&dict) == CDBUS_TYPE_DICT_ENTRY {
+                var entry = DBusMessageIter()
+                dbus_message_iter_recurse(&dict, &entry)
+                var key: UnsafePointer<CChar>? = nil
+                guard dbus_message_iter_get_arg_type(&entry) == CDBUS_TYPE_STRING else { return false }
+                dbus_message_iter_get_basic(&entry, &key)
+                guard let key, strcmp(key, wanted) == 0 else { return false }
+                matched += 1
+                dbus_message_iter_next(&dict)
+            }
+            return true
+        }
+        guard onlyWanted, matched == 1 else { return false }
+        // The invalidated list must be empty.
+        if dbus_message_iter_next(&iter) != 0, dbus_message_iter_get_arg_type(&iter) == CDBUS_TYPE_ARRAY {
+            var invalidated = DBusMessageIter()
+            dbus_message_iter_recurse(&iter, &invalidated)
+            return dbus_message_iter_get_arg_type(&invalidated) == CDBUS_TYPE_INVALID
+        }
+        return true
+    }
+
     /// For PropertiesChanged (`sa{sv}as`): calls `body` with the bytes of the
     /// changed `ay` property `name`, if present, without copying them; returns nil
     /// when the signal does not carry it.

@@ -199,3 +199,32 @@ struct HandlerSubscriptionTests {
         t.client.unsubscribe(decodedSub)
     }
 }
+
+@Suite("Reading signals in place")
+struct SignalViewTests {
+    @Test("changes(only:) tells a bare Value from one batched with other changes")
+    func changesOnly() async throws {
+        let t = try await TestBus.start()
+        defer { t.stop() }
+        let path: DBusObjectPath = "/org/bluez/hci0/dev_AA/service000c/char000d"
+        let seen = Mutex<[Bool]>([])
+        _ = try await t.client.subscribeRaw(matching: DBusMatchRule(sender: t.server.uniqueName, member: "PropertiesChanged", path: path)) { view in
+            let only = view.changes(only: "Value")
+            seen.withLock { $0.append(only) }
+        }
+        let iface = "org.freedesktop.DBus.Properties"
+        let bodies: [[DBusValue]] = [
+            [.string("org.bluez.GattCharacteristic1"), .properties([("Value", .bytes([6, 72]))]), .strings([])],
+            [.string("org.bluez.GattCharacteristic1"), .properties([("Value", .bytes([6, 72])), ("Notifying", .bool(false))]), .strings([])],
+            [.string("org.bluez.GattCharacteristic1"), .properties([("Notifying", .bool(true))]), .strings([])],
+            [.string("org.bluez.GattCharacteristic1"), .properties([("Value", .bytes([]))]), .strings(["MTU"])],
+            [.string("org.bluez.GattCharacteristic1"), .properties([]), .strings([])],
+        ]
+        for body in bodies { try t.server.emit(path: path, interface: iface, member: "PropertiesChanged", body) }
+        _ = try await withTimeout(30, "five signals") {
+            while seen.withLock({ $0.count }) < bodies.count { try await Task.sleep(for: .milliseconds(10)) }
+            return true
+        }
+        #expect(seen.withLock { $0 } == [true, false, false, false, false])
+    }
+}
