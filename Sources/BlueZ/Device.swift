@@ -18,6 +18,8 @@ public struct Device: Sendable, Hashable, Identifiable {
     /// nil when BlueZ has invalidated it (discovery stopped) or never reported it.
     public var rssi: Int16?
     public var txPower: Int16?
+    /// GAP Appearance (category << 6 | subcategory), when the device advertises one.
+    public var appearance: UInt16?
     /// Advertised or resolved service UUIDs, normalised.
     public var uuids: [String] = []
     /// Company identifier → payload.
@@ -44,7 +46,7 @@ public struct Device: Sendable, Hashable, Identifiable {
     static let interface = "org.bluez.Device1"
     static let batteryInterface = "org.bluez.Battery1"
     static let keptProperties: Set<String> = [
-        "Adapter", "Address", "AddressType", "Name", "Alias", "RSSI", "TxPower", "UUIDs",
+        "Adapter", "Address", "AddressType", "Name", "Alias", "RSSI", "TxPower", "Appearance", "UUIDs",
         "ManufacturerData", "ServiceData", "Connected", "ServicesResolved", "Paired", "Trusted",
     ]
     static let keptBatteryProperties: Set<String> = ["Percentage"]
@@ -61,6 +63,7 @@ public struct Device: Sendable, Hashable, Identifiable {
             case "Alias": c.set(&alias, v?.stringValue, name)
             case "RSSI": c.set(&rssi, v?.int16Value, name)
             case "TxPower": c.set(&txPower, v?.int16Value, name)
+            case "Appearance": c.set(&appearance, v?.uint16Value, name)
             case "UUIDs": c.set(&uuids, (v?.stringArrayValue ?? []).map(BluetoothUUID.normalized), name)
             case "ManufacturerData": c.set(&manufacturerData, v?.manufacturerData ?? [:], name)
             case "ServiceData": c.set(&serviceData, v?.serviceData ?? [:], name)

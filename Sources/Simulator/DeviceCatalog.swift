@@ -190,6 +190,14 @@ public enum DeviceCatalog {
         }
     }
 
+    /// Polar's heart-rate broadcast block as the public Polar BLE SDK reads it: flags
+    /// (bit 1 sensor contact, bits 2-4 a frame counter, bit 6 clear = heart rate), a
+    /// 5 kHz code, then fast- and slow-average heart rate. Advertisement data is fixed
+    /// per device here (it does not follow the physiology), so it carries a resting rate.
+    static func polarBroadcast(restingHeartRate hr: UInt8) -> [UInt8] {
+        [0x02 | (1 << 2), 0x00, hr, hr]
+    }
+
     static func make(index: Int, model: DeviceModel, rng: inout SeededRandom) -> VirtualDeviceIdentity {
         let seed = rng.next()
         switch model {
@@ -200,7 +208,7 @@ public enum DeviceCatalog {
             return VirtualDeviceIdentity(
                 index: index, model: model, address: address([0xA0, 0x9E, 0x1A] + tail), addressType: "public",
                 name: "Polar H10 \(id)", serialNumber: String(rng.next() % 10_000_000_000),
-                manufacturerData: [0x006B: [0x33, 0x1E, 0x02, UInt8(truncatingIfNeeded: rng.next())]], seed: seed)
+                manufacturerData: [0x006B: polarBroadcast(restingHeartRate: UInt8(55 + rng.next() % 30))], seed: seed)
         case .garminHRMPro:
             let ant = rng.int(100_000...999_999)
             return VirtualDeviceIdentity(

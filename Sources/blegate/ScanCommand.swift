@@ -1,0 +1,208 @@
+import ArgumentParser
+import BlueZ
+import DBus
+import GATT
+import Synchronization
+import WearMetrics
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `blegate scan`: LE discovery with duplicate reports on, so RSSI and advertised
+/// heart rate stay live, shown as a table or as JSON lines. Built on `BlueZMirror`:
+/// the scan only starts discovery and reads what the mirror keeps.
+struct ScanCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "scan",
+        abstract: "Discover BLE heart-rate and fitness devices and show them live.",
+        discussion: """
+            Exit status: 0 done (timeout or Ctrl-C), 2 bus unreachable, 3 bluetoothd not \
+            running, 4 no such adapter, 5 adapter powered off, 6 adapter blocked by rfkill, \
+            7 discovery refused.
+            """)
+
+    @Option(help: "Adapter to scan with (hci0...); default: the first powered one.")
+    var adapter: String?
+
+    @Option(help: "Stop after S seconds; default: until Ctrl-C.")
+    var timeout: Double?
+
+    @Flag(help: "Print one JSON object per line for every sighting and update.")
+    var json = false
+
+    @Flag(help: "Show every device, not only heart-rate and fitness devices.")
+    var all = false
+
+    @Option(help: "Bus: system (honours DBUS_SYSTEM_BUS_ADDRESS) or a D-Bus address.")
+    var bus = "system"
+
+    func validate() throws {
+        if let timeout, timeout <= 0 { throw ValidationError("--timeout must be positive") }
+    }
+
+    func run() async throws {
+        do {
+            try await scan()
+        } catch let failure as ScanFailure {
+            printError("blegate scan: " + failure.message)
+            throw failure.exit.exitCode
+        }
+    }
+
+    private func scan() async throws {
+        let address: DBusBusAddress = bus == "system" ? .system : .address(bus)
+        let connection: DBusConnection
+        do {
+            connection = try await DBusConnection.connect(address)
+        } catch {
+            throw ScanFailure(exit: .busUnreachable, message: "cannot reach the \(address): \(error)")
+        }
+        let mirror = BlueZMirror(connection: connection)
+        let events = mirror.events()
+        do {
+            try await mirror.start()
+        } catch {
+            throw ScanFailure(exit: error.is(.serviceUnknown) || error.is(.nameHasNoOwner) ? .bluetoothdNotRunning : .busUnreachable,
+                              message: "cannot read bluetoothd's objects: \(error)")
+        }
+        defer { mirror.stop() }
+        guard mirror.isBlueZPresent else {
+            throw ScanFailure(exit: .bluetoothdNotRunning,
+                              message: "bluetoothd is not running (no owner of org.bluez on the \(address)): sudo systemctl start bluetooth")
+        }
+        // bluetoothd can own its name a moment before it has added its adapters.
+        _ = try? await mirror.waitUntil(timeout: .seconds(1)) { !$0.adapters.isEmpty }
+        let chosen = try chooseAdapter(mirror.snapshot)
+
+        let client = ScanClient(connection: connection, adapter: chosen)
+        try await client.startDiscovery()
+        let output = ScanOutput(json: json, all: all, adapter: chosen.interfaceName)
+        // Devices bluetoothd already knew arrive as the stream's first deviceAdded events.
+
+        let signals = SignalWaiter.install()
+        let result = await withTaskGroup(of: ScanFailure?.self) { group -> ScanFailure? in
+            group.addTask { await signals.wait(); return nil }
+            if let timeout {
+                group.addTask { try? await Task.sleep(for: .seconds(timeout)); return nil }
+            }
+            if !json {
+                group.addTask { await output.redrawLoop(); return nil }
+            }
+            group.addTask {
+                for await event in events {
+                    if let failure = output.handle(event, adapter: chosen.path) { return failure }
+                }
+                return Task.isCancelled ? nil : ScanFailure(exit: .bluetoothdNotRunning, message: "lost the bus")
+            }
+            let first = await group.next() ?? nil
+            group.cancelAll()
+            return first
+        }
+        if result == nil { await client.stopDiscovery() }
+        if !json { output.draw(final: true) }
+        if let result { throw result }
+    }
+
+    /// `--adapter`, else the first powered adapter, else the first (which then fails
+    /// as powered off with the fix).
+    private func chooseAdapter(_ snapshot: BlueZSnapshot) throws -> Adapter {
+        let adapters = snapshot.adapters
+        guard !adapters.isEmpty else {
+            throw ScanFailure(exit: .noAdapter, message: "no Bluetooth adapter: bluetoothd reports none (is the dongle plugged in? `btmgmt info`)")
+        }
+        let chosen: Adapter
+        if let name = adapter {
+            guard let a = snapshot.adapter(named: name) else {
+                throw ScanFailure(exit: .noAdapter, message: "no adapter \(name) (present: \(adapters.map(\.interfaceName).joined(separator: ", ")))")
+            }
+            chosen = a
+        } else {
+            chosen = adapters.first(where: \.powered) ?? adapters[0]
+        }
+        guard chosen.powered else {
+            if bus == "system", let state = RFKill.state(of: chosen.interfaceName), state.blocked {
+                throw ScanFailure(exit: .blocked, message: "\(chosen.interfaceName) is blocked by rfkill (\(state.hard ? "hard: a hardware switch" : "soft")): rfkill unblock bluetooth")
+            }
+            throw ScanFailure(exit: .poweredOff, message: "\(chosen.interfaceName) is powered off: bluetoothctl power on")
+        }
+        return chosen
+    }
+}
+
+/// The adapter calls the scan makes.
+struct ScanClient: Sendable {
+    let connection: DBusConnection
+    let adapter: Adapter
+
+    func startDiscovery() async throws {
+        let name = adapter.interfaceName
+        do {
+            // DuplicateData: every advertisement updates RSSI (and advertised data),
+            // not only the first per device.
+            _ = try await call("SetDiscoveryFilter", [.properties([("Transport", .string("le")), ("DuplicateData", .bool(true))])])
+            _ = try await call("StartDiscovery")
+        } catch {
+            if error.is(.serviceUnknown) || error.is(.nameHasNoOwner) {
+                throw ScanFailure(exit: .bluetoothdNotRunning, message: "bluetoothd is not running: sudo systemctl start bluetooth")
+            }
+            if error.name == "org.bluez.Error.NotReady" {
+                throw ScanFailure(exit: .poweredOff, message: "\(name) is powered off: bluetoothctl power on")
+            }
+            if error.message.lowercased().contains("rfkill") {
+                throw ScanFailure(exit: .blocked, message: "\(name) is blocked by rfkill: rfkill unblock bluetooth")
+            }
+            if error.name == "org.freedesktop.DBus.Error.UnknownObject" || error.name == "org.freedesktop.DBus.Error.UnknownMethod" {
+                throw ScanFailure(exit: .noAdapter, message: "\(name) went away")
+            }
+            throw ScanFailure(exit: .discoveryFailed, message: "\(name) refused discovery: \(error)")
+        }
+    }
+
+    func stopDiscovery() async {
+        _ = try? await call("StopDiscovery")
+    }
+
+    private func call(_ member: String, _ args: [DBusValue] = []) async throws(DBusError) -> [DBusValue] {
+        try await connection.call(destination: BlueZMirror.busName, path: adapter.path, interface: "org.bluez.Adapter1",
+                                  member: member, args, timeout: .seconds(10))
+    }
+}
+
+/// What an adapter's rfkill switch says, from sysfs. Only meaningful for the real
+/// system bus: a simulated adapter has no switch.
+enum RFKill {
+    struct State { var soft: Bool; var hard: Bool; var blocked: Bool { soft || hard } }
+
+    static func state(of interface: String) -> State? {
+        let dir = "/sys/class/bluetooth/\(interface)"
+        guard let d = opendir(dir) else { return nil }
+        defer { closedir(d) }
+        while let entry = readdir(d) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
+                String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
+            }
+            guard name.hasPrefix("rfkill") else { continue }
+            let soft = read("\(dir)/\(name)/soft") == "1"
+            let hard = read("\(dir)/\(name)/hard") == "1"
+            return State(soft: soft, hard: hard)
+        }
+        return nil
+    }
+
+    private static func read(_ path: String) -> String? {
+        guard let f = fopen(path, "r") else { return nil }
+        defer { fclose(f) }
+        var buf = [CChar](repeating: 0, count: 16)
+        guard fgets(&buf, Int32(buf.count), f) != nil else { return nil }
+        let n = strlen(buf)
+        return String(decoding: buf[0..<n].map { UInt8(bitPattern: $0) }, as: UTF8.self).trimmingNewline()
+    }
+}
+
+extension String {
+    func trimmingNewline() -> String {
+        var s = self
+        while s.last == "\n" || s.last == " " { s.removeLast() }
+        return s
+    }
+}

@@ -1,0 +1,21 @@
+import ArgumentParser
+
+/// `blegate scan` exit statuses: each names one thing a person can fix, so scripts
+/// and systemd units can tell them apart (documented in docs/bluez-client.md).
+enum ScanExit: Int32, Error {
+    case ok = 0
+    case busUnreachable = 2
+    case bluetoothdNotRunning = 3
+    case noAdapter = 4
+    case poweredOff = 5
+    case blocked = 6
+    case discoveryFailed = 7
+
+    var exitCode: ExitCode { ExitCode(rawValue) }
+}
+
+/// A failure with the message to print on stderr.
+struct ScanFailure: Error {
+    let exit: ScanExit
+    let message: String
+}
