@@ -22,7 +22,8 @@ public struct Advertisement: Sendable, Hashable {
         address = device.address
         addressKind = AddressKind(addressType: device.addressType, address: device.address)
         name = device.name ?? device.alias
-        rssi = device.rssi
+        // 127 is the HCI spec's "RSSI not available" (what virtual controllers report).
+        rssi = device.rssi == 127 ? nil : device.rssi
         uuids = device.uuids
         battery = Self.advertisedBattery(device.serviceData) ?? device.batteryPercentage
         polar = PolarHeartRate.of(device)

@@ -97,6 +97,15 @@ struct AdvertisementTests {
         #expect(Advertisement(device: device(manufacturer: [0x006B: [0x02, 0x00, 80, 81]])).isFitness)
     }
 
+    @Test("RSSI 127 (not available, as virtual controllers report it) shows as unknown")
+    func rssiNotAvailable() {
+        var d = device()
+        d.rssi = 127
+        #expect(Advertisement(device: d).rssi == nil)
+        d.rssi = -61
+        #expect(Advertisement(device: d).rssi == -61)
+    }
+
     @Test("connectable is known only once the device has been connected")
     func connectable() {
         var d = device()
