@@ -16,8 +16,10 @@ swift build --product blegate
 bin="$(swift build --show-bin-path)/blegate"
 
 out=$(mktemp -d /tmp/blegate-realbluez.XXXXXX)
-RB_OUT="$out" "$realbluez/run-hr-demo.sh" -- "$bin" scan --adapter hci1 --json --timeout 10 | tee "$out/run.log"
-line=$(grep '"name":"HR-Sim"' "$out/run.log" | head -n 1 || true)
+RB_OUT="$out" "$realbluez/run-hr-demo.sh" -- "$bin" scan --adapter hci1 --json --timeout 10
+# The command's own output inside the VM is in client.log.
+line=$(grep '"name":"HR-Sim"' "$out/client.log" | head -n 1 || true)
+echo "scan: ${line:-(nothing)}"
 if [ -z "$line" ]; then
     echo "realbluez-check: FAILED: scan did not report HR-Sim (logs in $out)" >&2
     exit 1
