@@ -68,17 +68,12 @@ public struct DBusMatchRule: Sendable, Hashable {
         "'" + value.replacingOccurrences(of: "'", with: "'\\''") + "'"
     }
 
-    /// Local match. `resolvedSender` is the current unique owner of a well-known
-    /// `sender` (nil when not known yet, in which case the daemon's filtering is trusted).
-    func matches(_ m: DBusMessage, resolvedSender: String?) -> Bool {
-        matchesHeader(m, resolvedSender: resolvedSender) && matchesArguments(m)
-    }
-
     /// True when the rule looks at the body (argN, argNpath, arg0namespace).
     var needsBody: Bool { !arguments.isEmpty || !argumentPaths.isEmpty || arg0Namespace != nil }
 
     /// The header test on libdbus's own strings, so a signal nobody wants costs no
-    /// Swift allocation at all.
+    /// Swift allocation at all. `resolvedSender` is the current unique owner of a
+    /// well-known `sender` (nil when not known yet: the daemon's filtering is trusted).
     func matchesHeader(raw m: OpaquePointer, kind: DBusMessage.Kind, resolvedSender: String?) -> Bool {
         if let type, type != kind { return false }
         if let sender {
@@ -106,22 +101,6 @@ public struct DBusMatchRule: Sendable, Hashable {
     private static func equal(_ s: String, _ c: UnsafePointer<CChar>?) -> Bool {
         guard let c else { return false }
         return s.withCString { strcmp($0, c) == 0 }
-    }
-
-    func matchesHeader(_ m: DBusMessage, resolvedSender: String?) -> Bool {
-        if let type, type != m.kind { return false }
-        if let sender, sender != m.sender {
-            if sender.hasPrefix(":") { return false }
-            if let resolvedSender, resolvedSender != m.sender { return false }
-        }
-        if let interface, interface != m.interface { return false }
-        if let member, member != m.member { return false }
-        if let path, path != m.path { return false }
-        if let pathNamespace {
-            guard let p = m.path, p.isDescendant(of: pathNamespace) else { return false }
-        }
-        if let destination, destination != m.destination { return false }
-        return true
     }
 
     func matchesArguments(_ m: DBusMessage) -> Bool {
