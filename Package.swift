@@ -32,6 +32,8 @@ let package = Package(
         .target(name: "WearMetrics", dependencies: ["GATT", "HRV"]),
         .target(name: "Simulator", dependencies: ["DBus", "GATT"]),
         .target(name: "BlueZ", dependencies: ["DBus"]),
+        // The cache-to-sync contract, so neither side depends on the other.
+        .target(name: "Outbox", dependencies: ["WearMetrics"]),
 
         .executableTarget(
             name: "blegate",
