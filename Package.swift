@@ -34,11 +34,15 @@ let package = Package(
         .target(name: "BlueZ", dependencies: ["DBus"]),
         // The cache-to-sync contract, so neither side depends on the other.
         .target(name: "Outbox", dependencies: ["WearMetrics"]),
+        // Reconnect pacing, slots and device selection: pure policy, no bus.
+        .target(name: "LinkPolicy"),
+        // The BlueZ client that keeps straps connected (stream, run).
+        .target(name: "Gateway", dependencies: ["DBus", "BlueZ", "GATT", "HRV", "WearMetrics", "LinkPolicy"]),
 
         .executableTarget(
             name: "blegate",
             dependencies: [
-                "DBus", "HCI", "GATT", "HRV", "WearMetrics", "Simulator", "BlueZ",
+                "DBus", "HCI", "GATT", "HRV", "WearMetrics", "Simulator", "BlueZ", "Gateway", "LinkPolicy",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
@@ -51,6 +55,8 @@ let package = Package(
         .testTarget(name: "WearMetricsTests", dependencies: ["WearMetrics"]),
         .testTarget(name: "SimulatorTests", dependencies: ["Simulator", "DBus", "GATT"]),
         .testTarget(name: "BlueZTests", dependencies: ["BlueZ", "Simulator", "DBus"]),
+        .testTarget(name: "LinkPolicyTests", dependencies: ["LinkPolicy"]),
+        .testTarget(name: "GatewayTests", dependencies: ["Gateway", "Simulator", "DBus", "BlueZ", "GATT", "WearMetrics"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -45,6 +45,31 @@ static const int CDBUS_MAXIMUM_ARRAY_LENGTH = DBUS_MAXIMUM_ARRAY_LENGTH;
 /// The dispatcher's wake-up descriptor (Glibc's Swift module does not export eventfd).
 static inline int cdbus_wake_fd(void) { return eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK); }
 
+#include <sys/epoll.h>
+
+/// epoll for AcquireNotify sockets. `struct epoll_event` is packed on x86-64, so Swift
+/// never touches it: these wrappers carry a 64-bit key and the event bits separately.
+static inline int cdbus_epoll_create(void) { return epoll_create1(EPOLL_CLOEXEC); }
+static inline int cdbus_epoll_add(int ep, int fd, unsigned long long key) {
+    struct epoll_event ev;
+    ev.events = EPOLLIN | EPOLLRDHUP;
+    ev.data.u64 = key;
+    return epoll_ctl(ep, EPOLL_CTL_ADD, fd, &ev);
+}
+static inline int cdbus_epoll_del(int ep, int fd) {
+    struct epoll_event ev = {0};
+    return epoll_ctl(ep, EPOLL_CTL_DEL, fd, &ev);
+}
+static const unsigned int CDBUS_EPOLL_HANGUP = EPOLLHUP | EPOLLRDHUP | EPOLLERR;
+/// Waits for up to `max` ready descriptors; fills `keys` and `events` side by side.
+static inline int cdbus_epoll_wait(int ep, unsigned long long *keys, unsigned int *events, int max, int timeout_ms) {
+    struct epoll_event evs[64];
+    if (max > 64) max = 64;
+    int n = epoll_wait(ep, evs, max, timeout_ms);
+    for (int i = 0; i < n; i++) { keys[i] = evs[i].data.u64; events[i] = evs[i].events; }
+    return n;
+}
+
 static inline void cdbus_take_error(DBusError *err, char **error_name, char **error_message) {
     *error_name = strdup(err->name ? err->name : DBUS_ERROR_FAILED);
     *error_message = strdup(err->message ? err->message : "");

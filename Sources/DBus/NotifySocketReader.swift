@@ -1,0 +1,207 @@
+import CDBus
+import Synchronization
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Reads the sockets that `GattCharacteristic1.AcquireNotify` hands out, all of them on
+/// one thread with epoll.
+///
+/// Each datagram on such a socket is one notification, and no D-Bus message is involved:
+/// this is the cheapest way a BlueZ client can receive GATT values. One thread serves every
+/// strap; its handlers run on that thread and must not block (decode, hand over, return).
+/// A socket that hangs up (link lost, bluetoothd restarted, the characteristic released)
+/// is closed here and reported once through `onHangup`, after every datagram still queued
+/// on it has been delivered.
+public final class NotifySocketReader: Sendable {
+    /// Identifies one added socket.
+    public struct Registration: Sendable, Hashable {
+        public let id: UInt64
+    }
+
+    struct Entry {
+        let fd: Int32
+        let onData: @Sendable (UnsafeRawBufferPointer) -> Void
+        let onHangup: @Sendable () -> Void
+    }
+
+    enum Command {
+        case add(UInt64, Entry)
+        case remove(UInt64)
+    }
+
+    struct Shared {
+        var commands: [Command] = []
+        var nextID: UInt64 = 1
+        var stopped = false
+    }
+
+    private let epollFD: Int32
+    private let wakeFD: Int32
+    private let shared = Mutex(Shared())
+    private let datagrams = Atomic<Int>(0)
+
+    /// Starts the reader thread.
+    public init() throws(DBusError) {
+        let ep = cdbus_epoll_create()
+        guard ep >= 0 else { throw DBusError(.failed, "epoll_create1 failed (errno \(errno))") }
+        let wake = cdbus_wake_fd()
+        guard wake >= 0 else {
+            Glibc.close(ep)
+            throw DBusError(.failed, "eventfd failed (errno \(errno))")
+        }
+        epollFD = ep
+        wakeFD = wake
+        _ = cdbus_epoll_add(ep, wake, 0)
+        let box = Unmanaged.passRetained(self)
+        var attr = pthread_attr_t()
+        pthread_attr_init(&attr)
+        pthread_attr_setstacksize(&attr, 256 * 1024)
+        var tid = pthread_t()
+        let rc = pthread_create(&tid, &attr, { arg in
+            let reader = Unmanaged<NotifySocketReader>.fromOpaque(arg!).takeRetainedValue()
+            reader.threadMain()
+            return nil
+        }, box.toOpaque())
+        pthread_attr_destroy(&attr)
+        guard rc == 0 else {
+            box.release()
+            Glibc.close(ep)
+            Glibc.close(wake)
+            throw DBusError(.failed, "could not start the notify reader thread (error \(rc))")
+        }
+        pthread_detach(tid)
+    }
+
+    /// Datagrams delivered so far (all sockets).
+    public var datagramCount: Int { datagrams.load(ordering: .relaxed) }
+
+    /// Takes ownership of the descriptor and starts reading it. `onData` gets every
+    /// datagram, in order; `onHangup` comes once, last, when the socket closes from the
+    /// other side. Neither is called after `remove`.
+    public func add(_ descriptor: DBusFileDescriptor,
+                    onData: @escaping @Sendable (UnsafeRawBufferPointer) -> Void,
+                    onHangup: @escaping @Sendable () -> Void) -> Registration? {
+        guard let fd = descriptor.take() else { return nil }
+        let id: UInt64? = shared.withLock { s in
+            guard !s.stopped else { return nil }
+            let id = s.nextID
+            s.nextID += 1
+            s.commands.append(.add(id, Entry(fd: fd, onData: onData, onHangup: onHangup)))
+            return id
+        }
+        guard let id else {
+            Glibc.close(fd)
+            return nil
+        }
+        wake()
+        return Registration(id: id)
+    }
+
+    /// Stops reading a socket and closes it (which tells bluetoothd the client let go).
+    /// Handlers may still be running on the reader thread when this returns; they are
+    /// not called for it again once the reader has taken the command.
+    public func remove(_ registration: Registration) {
+        shared.withLock { $0.commands.append(.remove(registration.id)) }
+        wake()
+    }
+
+    /// Closes every socket and ends the thread. No hang-up is reported for them.
+    public func stop() {
+        let first = shared.withLock { s -> Bool in
+            defer { s.stopped = true }
+            return !s.stopped
+        }
+        if first { wake() }
+    }
+
+    private func wake() {
+        var one: UInt64 = 1
+        _ = Glibc.write(wakeFD, &one, 8)
+    }
+
+    // MARK: Reader thread
+
+    private func threadMain() {
+        var entries: [UInt64: Entry] = [:]
+        var keys = [UInt64](repeating: 0, count: 64)
+        var events = [UInt32](repeating: 0, count: 64)
+        let buffer = UnsafeMutableRawPointer.allocate(byteCount: 1024, alignment: 16)
+        defer {
+            buffer.deallocate()
+            for e in entries.values { Glibc.close(e.fd) }
+            Glibc.close(epollFD)
+            Glibc.close(wakeFD)
+        }
+        while true {
+            let n = keys.withUnsafeMutableBufferPointer { k in
+                events.withUnsafeMutableBufferPointer { e in
+                    cdbus_epoll_wait(epollFD, k.baseAddress, e.baseAddress, 64, -1)
+                }
+            }
+            if n < 0 {
+                if errno == EINTR { continue }
+                return
+            }
+            var delivered = 0
+            for i in 0..<Int(n) {
+                let key = keys[i]
+                if key == 0 {
+                    var value: UInt64 = 0
+                    _ = Glibc.read(wakeFD, &value, 8)
+                    let (commands, stopped) = shared.withLock { s -> ([Command], Bool) in
+                        defer { s.commands = [] }
+                        return (s.commands, s.stopped)
+                    }
+                    if stopped {
+                        for c in commands { if case .add(_, let e) = c { Glibc.close(e.fd) } }
+                        return
+                    }
+                    for c in commands {
+                        switch c {
+                        case .add(let id, let entry):
+                            if cdbus_epoll_add(epollFD, entry.fd, id) == 0 {
+                                entries[id] = entry
+                            } else {
+                                Glibc.close(entry.fd)
+                                entry.onHangup()
+                            }
+                        case .remove(let id):
+                            if let entry = entries.removeValue(forKey: id) {
+                                _ = cdbus_epoll_del(epollFD, entry.fd)
+                                Glibc.close(entry.fd)
+                            }
+                        }
+                    }
+                    continue
+                }
+                guard let entry = entries[key] else { continue }
+                // Drain what is queued before looking at a hang-up: datagrams sent
+                // before the link dropped are still notifications.
+                var closed = false
+                while true {
+                    let got = recv(entry.fd, buffer, 1024, Int32(MSG_DONTWAIT))
+                    if got > 0 {
+                        entry.onData(UnsafeRawBufferPointer(start: buffer, count: got))
+                        delivered += 1
+                    } else if got == 0 {
+                        closed = true
+                        break
+                    } else {
+                        if errno == EINTR { continue }
+                        if errno != EAGAIN && errno != EWOULDBLOCK { closed = true }
+                        break
+                    }
+                }
+                // Drained to EAGAIN with a hang-up flagged: nothing more will come.
+                if closed || (events[i] & CDBUS_EPOLL_HANGUP) != 0 {
+                    entries[key] = nil
+                    _ = cdbus_epoll_del(epollFD, entry.fd)
+                    Glibc.close(entry.fd)
+                    entry.onHangup()
+                }
+            }
+            if delivered > 0 { datagrams.add(delivered, ordering: .relaxed) }
+        }
+    }
+}

@@ -1,0 +1,45 @@
+// SPDX-License-Identifier: MIT
+import HRV
+import LinkPolicy
+
+/// How GATT notifications are taken from BlueZ.
+public enum NotifyMethod: String, Sendable, Hashable, CaseIterable {
+    /// `AcquireNotify`: a socket per characteristic, no D-Bus message per value.
+    case acquire
+    /// `StartNotify`: each value is a PropertiesChanged signal.
+    case start
+}
+
+/// Everything the connection manager needs to know, filled from the CLI or the config file.
+public struct LinkConfiguration: Sendable {
+    /// Adapter names (hci0...) to use; empty = every adapter.
+    public var adapters: [String] = []
+    public var selection = DeviceSelection()
+    public var notify = NotifyMethod.acquire
+    /// Per-device override of `notify`, keyed by address (upper case) or name pattern.
+    public var notifyOverrides: [String: NotifyMethod] = [:]
+    /// Connection slots per adapter to start from.
+    public var maxPerAdapter = 7
+    public var backoff = BackoffPolicy()
+    /// A link must last this long to reset the backoff (shorter ones are flaps).
+    public var stableAfter: Double = 30
+    public var connectTimeout: Duration = .seconds(35)
+    /// How long to wait for the GATT objects after Connect.
+    public var resolveTimeout: Duration = .seconds(30)
+    /// Extra wait after ServicesResolved=true before the cache is declared stale.
+    public var resolveGrace: Duration = .seconds(5)
+    /// Battery Level reads when 0x2A19 cannot notify.
+    public var batteryReadInterval: Duration = .seconds(300)
+    public var hrv = HRVEngineConfiguration()
+    /// Seed of the backoff jitter (tests pin it).
+    public var jitterSeed: UInt64 = 0
+
+    public init() {}
+
+    func notifyMethod(address: String, name: String?) -> NotifyMethod {
+        for (pattern, method) in notifyOverrides where DeviceSelection.matches(pattern, address: address, name: name) {
+            return method
+        }
+        return notify
+    }
+}

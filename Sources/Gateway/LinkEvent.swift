@@ -1,0 +1,40 @@
+// SPDX-License-Identifier: MIT
+import LinkPolicy
+
+/// What happened to a link, for people (stream's stderr, logs) and for status.
+public enum LinkEvent: Sendable, Equatable {
+    case found(address: String, name: String?, adapter: String)
+    case connecting(address: String, attempt: Int)
+    case connected(address: String, name: String?, adapter: String, notify: NotifyMethod)
+    case connectFailed(address: String, kind: ConnectFailureKind, message: String, retryIn: Double)
+    case disconnected(address: String, reason: String, retryIn: Double, flapping: Bool)
+    case resubscribed(address: String, notify: NotifyMethod)
+    case staleCache(address: String)
+    case slotsLearned(adapter: String, limit: Int)
+    case bluetoothdVanished
+    case bluetoothdAppeared
+    case discovery(adapter: String, active: Bool, error: String?)
+
+    /// One line for stderr.
+    public var message: String {
+        switch self {
+        case let .found(a, n, ad): return "found \(label(a, n)) on \(ad)"
+        case let .connecting(a, attempt): return "connecting \(a)" + (attempt > 1 ? " (attempt \(attempt))" : "")
+        case let .connected(a, n, ad, m): return "connected \(label(a, n)) on \(ad), notifications via \(m == .acquire ? "AcquireNotify" : "StartNotify")"
+        case let .connectFailed(a, k, msg, r): return "connect \(a) failed (\(k.rawValue): \(msg)); retrying in \(seconds(r))"
+        case let .disconnected(a, reason, r, f): return "\(a) disconnected (\(reason))" + (f ? ", flapping" : "") + "; reconnecting in \(seconds(r))"
+        case let .resubscribed(a, m): return "\(a): notification socket closed, resubscribed via \(m == .acquire ? "AcquireNotify" : "StartNotify")"
+        case let .staleCache(a): return "\(a): GATT cache is stale (Heart Rate Measurement missing after resolve); removing the device to rediscover it"
+        case let .slotsLearned(ad, l): return "\(ad): controller refused another link; using \(l) connection slot(s)"
+        case .bluetoothdVanished: return "bluetoothd left the bus; waiting for it to come back"
+        case .bluetoothdAppeared: return "bluetoothd is on the bus; resuming every device"
+        case let .discovery(ad, active, err): return "\(ad): discovery \(active ? "on" : "off")" + (err.map { " (\($0))" } ?? "")
+        }
+    }
+
+    private func label(_ a: String, _ n: String?) -> String { n.map { "\($0) (\(a))" } ?? a }
+    private func seconds(_ s: Double) -> String {
+        let tenths = Int((s * 10).rounded())
+        return "\(tenths / 10).\(tenths % 10) s"
+    }
+}

@@ -1,0 +1,131 @@
+// SPDX-License-Identifier: MIT
+import GATT
+import HRV
+import Synchronization
+import WearMetrics
+
+/// Counters of one device's notifications, as shown by `stream` and `status`.
+public struct NotificationCounters: Sendable, Hashable {
+    public var heartRate = 0
+    public var malformed = 0
+    public var battery = 0
+    public var hrvReports = 0
+    public var lastHeartRate: UInt16?
+    public var lastBattery: UInt8?
+}
+
+/// Decoding, normalization and HRV for every device, between the notification readers
+/// and the record sink.
+///
+/// One lock guards all devices: the two threads that feed it (AcquireNotify reader and
+/// D-Bus dispatcher) rarely contend, and one lock keeps each device's records in order
+/// through to the sink, which is called under it.
+final class RecordPipeline: Sendable {
+    struct Device {
+        var meta = DeviceMeta()
+        var counters = NotificationCounters()
+    }
+
+    struct State {
+        var hrv: HRVEngine
+        var normalizer = WearMetricsNormalizer()
+        var devices: [String: Device] = [:]
+    }
+
+    let sink: any RecordSink
+    private let state: Mutex<State>
+
+    init(sink: any RecordSink, hrv: HRVEngineConfiguration) {
+        self.sink = sink
+        self.state = Mutex(State(hrv: HRVEngine(configuration: hrv)))
+    }
+
+    /// One Heart Rate Measurement. A payload that does not decode is counted and
+    /// skipped: it never reaches the sink and never stops the stream.
+    func heartRate(deviceID: String, bytes: UnsafeRawBufferPointer) {
+        let measurement: HeartRateMeasurement
+        do {
+            measurement = try HeartRateMeasurement(bytes: bytes)
+        } catch {
+            state.withLock { $0.devices[deviceID, default: Device()].counters.malformed += 1 }
+            return
+        }
+        let time = WallClock.now()
+        state.withLock { s in
+            let record = s.devices[deviceID, default: Device()].withRecord { device in
+                device.counters.heartRate += 1
+                device.counters.lastHeartRate = measurement.heartRate
+                return WearMetricsNormalizer.record(heartRate: measurement, deviceID: deviceID, at: time, deviceMeta: device.meta)
+            }
+            sink.receive(record, kind: .heartRate)
+            if let rr = record.rrIntervals, !rr.isEmpty,
+               let report = s.hrv.ingest(deviceID: deviceID, rrMilliseconds: rr, receivedAt: time.secondsSince1970),
+               let hrv = s.normalizer.record(hrv: report) {
+                s.devices[deviceID]?.counters.hrvReports += 1
+                sink.receive(hrv, kind: .hrv)
+            }
+        }
+    }
+
+    /// Battery Level from a 0x2A19 notification or read, or Battery1.Percentage.
+    func battery(deviceID: String, percent: UInt8) {
+        let time = WallClock.now()
+        state.withLock { s in
+            var device = s.devices[deviceID, default: Device()]
+            let changed = device.counters.lastBattery != percent
+            device.counters.battery += 1
+            device.counters.lastBattery = percent
+            device.meta.absorb(.batteryLevel(BatteryLevel(percent: percent)))
+            s.devices[deviceID] = device
+            guard changed else { return }
+            var meta = DeviceMeta()
+            meta.absorb(.batteryLevel(BatteryLevel(percent: percent)))
+            sink.receive(WearMetrics(timestamp: time, deviceID: deviceID, source: "ble_device", meta: meta.entries), kind: .device)
+        }
+    }
+
+    /// Device Information strings and Body Sensor Location, read once per connection:
+    /// they join every later record's meta, and go out once as a device record.
+    func deviceInformation(deviceID: String, _ decoded: [DecodedCharacteristic]) {
+        guard !decoded.isEmpty else { return }
+        let time = WallClock.now()
+        state.withLock { s in
+            var meta = DeviceMeta()
+            for d in decoded {
+                meta.absorb(d)
+                s.devices[deviceID, default: Device()].meta.absorb(d)
+            }
+            sink.receive(WearMetrics(timestamp: time, deviceID: deviceID, source: "ble_device", meta: meta.entries), kind: .device)
+        }
+    }
+
+    /// The link dropped: HRV must not form differences across the hole.
+    func disconnected(deviceID: String) {
+        state.withLock { $0.hrv.disconnected(deviceID: deviceID) }
+    }
+
+    /// Keeps HRV windows sliding for straps that went quiet.
+    func tick() {
+        let now = WallClock.nowSeconds()
+        state.withLock { s in
+            for report in s.hrv.tick(now: now) {
+                guard let record = s.normalizer.record(hrv: report) else { continue }
+                s.devices[report.deviceID]?.counters.hrvReports += 1
+                sink.receive(record, kind: .hrv)
+            }
+        }
+    }
+
+    func counters(deviceID: String) -> NotificationCounters {
+        state.withLock { $0.devices[deviceID]?.counters ?? NotificationCounters() }
+    }
+
+    var allCounters: [String: NotificationCounters] {
+        state.withLock { $0.devices.mapValues(\.counters) }
+    }
+}
+
+extension RecordPipeline.Device {
+    /// In-place access through the dictionary (no copy of the meta per notification).
+    mutating func withRecord(_ body: (inout Self) -> WearMetrics) -> WearMetrics { body(&self) }
+}

@@ -1,0 +1,433 @@
+// SPDX-License-Identifier: MIT
+import BlueZ
+import DBus
+import GATT
+import LinkPolicy
+import Synchronization
+
+/// One followed strap: connects it, subscribes, streams, and after any loss starts over
+/// with a pace that depends on what went wrong.
+///
+/// The loop is deliberately linear (wait for the device, take the adapter's turn,
+/// Connect, wait for the GATT objects, subscribe, stream until something ends the link)
+/// so that every failure lands in one place that decides the delay.
+final class StrapLink: Sendable {
+    let address: String
+    let signals = SignalBox()
+    private let context: LinkContext
+    private let status: Mutex<LinkStatus>
+    /// What is held on bluetoothd for this link, for clean-up on shutdown.
+    private let held = Mutex<Held>(Held())
+
+    struct Held {
+        var device: DBusObjectPath?
+        var subscriptions: [Subscription] = []
+        var hasSlotOn: AdapterController?
+    }
+
+    enum Subscription: Sendable {
+        case acquired(DBusObjectPath, NotifySocketReader.Registration)
+        case started(DBusObjectPath)
+
+        var path: DBusObjectPath {
+            switch self {
+            case .acquired(let p, _), .started(let p): p
+            }
+        }
+    }
+
+    struct LinkLost: Error {
+        var reason: String
+    }
+
+    init(address: String, name: String?, context: LinkContext) {
+        self.address = address
+        self.context = context
+        self.status = Mutex(LinkStatus(address: address, name: name))
+    }
+
+    var snapshot: LinkStatus {
+        var s = status.withLock { $0 }
+        s.counters = context.pipeline.counters(deviceID: address)
+        if let path = held.withLock({ $0.device }) { s.rssi = context.mirror.device(path: path)?.rssi }
+        return s
+    }
+
+    /// The device path this link is using now, to route mirror events to it.
+    var devicePath: DBusObjectPath? { held.withLock { $0.device } }
+
+    private func update(_ body: (inout LinkStatus) -> Void) { status.withLock { body(&$0) } }
+
+    // MARK: Loop
+
+    func run() async {
+        var tracker = ReconnectTracker(policy: context.configuration.backoff, stableAfter: context.configuration.stableAfter,
+                                       seed: context.configuration.jitterSeed ^ UInt64(truncatingIfNeeded: address.hashValue))
+        var attempt = 0
+        while !Task.isCancelled {
+            update { $0.state = .waiting }
+            guard let (device, adapter) = await waitForDevice() else { return }
+            attempt += 1
+            update { $0.state = .connecting; $0.adapter = adapter.name; $0.name = device.name ?? $0.name }
+            context.emit(.connecting(address: address, attempt: attempt))
+            signals.clear()
+            let outcome = await connectAndSubscribe(device: device, adapter: adapter)
+            switch outcome {
+            case .failure(let kind, let message):
+                tracker.failed(kind)
+                let delay = tracker.nextDelay(now: WallClock.monotonic())
+                update { $0.state = .backingOff; $0.connectFailures += 1; $0.lastError = "\(kind.rawValue): \(message)" }
+                context.emit(.connectFailed(address: address, kind: kind, message: message, retryIn: delay))
+                await release(disconnect: kind == .timeout || kind == .gattMissing)
+                if !(await sleep(delay)) { return }
+            case .cancelled:
+                return
+            case .streaming(let method):
+                attempt = 0
+                tracker.linkUp(at: WallClock.monotonic())
+                update { $0.state = .streaming; $0.connects += 1; $0.notify = method; $0.lastError = nil }
+                context.emit(.connected(address: address, name: device.name, adapter: adapter.name, notify: method))
+                let reason = await stream(device: device.path)
+                guard let reason else {
+                    // Cancelled: the manager releases what is held.
+                    return
+                }
+                let flap = tracker.linkDown(at: WallClock.monotonic())
+                let flapping = tracker.isFlapping(now: WallClock.monotonic())
+                context.pipeline.disconnected(deviceID: address)
+                let delay = flap ? tracker.nextDelay(now: WallClock.monotonic()) : 0
+                update { $0.state = .backingOff; $0.flapping = flapping; $0.lastError = reason }
+                context.emit(.disconnected(address: address, reason: reason, retryIn: delay, flapping: flapping))
+                await release(disconnect: false)
+                if !(await sleep(delay)) { return }
+            }
+        }
+    }
+
+    /// Sleeps unless cancelled; false when cancelled.
+    private func sleep(_ seconds: Double) async -> Bool {
+        guard seconds > 0 else { return !Task.isCancelled }
+        do {
+            try await Task.sleep(for: .milliseconds(Int64(seconds * 1000)))
+            return true
+        } catch {
+            return false
+        }
+    }
+
+    /// Waits until a device object with this address exists on a usable adapter, choosing
+    /// the adapter with the most free slots (then the strongest signal).
+    private func waitForDevice() async -> (Device, AdapterController)? {
+        let address = self.address
+        let allowed = context.configuration.adapters
+        while !Task.isCancelled {
+            let candidates: [Device]
+            do {
+                candidates = try await context.mirror.waitFor(timeout: .seconds(3600)) { snapshot in
+                    let found = snapshot.devices.filter { d in
+                        d.address.uppercased() == address
+                            && (allowed.isEmpty || allowed.contains(String(d.adapter.lastElement)))
+                            && snapshot.adapter(path: d.adapter)?.powered == true
+                    }
+                    return found.isEmpty ? nil : found
+                }
+            } catch {
+                if error == .timedOut { continue }
+                return nil
+            }
+            var best: (Device, AdapterController, Int)?
+            for d in candidates {
+                guard let c = context.adapters.controller(d.adapter) else { continue }
+                let slots = await c.slots
+                let free = slots.limit - slots.inUse
+                if best == nil || free > best!.2 || (free == best!.2 && (d.rssi ?? -127) > (best!.0.rssi ?? -127)) {
+                    best = (d, c, free)
+                }
+            }
+            if let best { return (best.0, best.1) }
+            if !(await sleep(0.5)) { return nil }
+        }
+        return nil
+    }
+
+    enum Outcome: Sendable {
+        case streaming(NotifyMethod)
+        case failure(ConnectFailureKind, String)
+        case cancelled
+    }
+
+    // MARK: Connect
+
+    private func connectAndSubscribe(device: Device, adapter: AdapterController) async -> Outcome {
+        guard await adapter.takeSlot() else {
+            return .failure(.noResources, "all \(await adapter.slots.limit) connection slot(s) of \(adapter.name) in use")
+        }
+        held.withLock { $0.hasSlotOn = adapter; $0.device = device.path }
+        let path = device.path
+        let outcome: Outcome = await adapter.withTurn(pauseDiscovery: true) {
+            if Task.isCancelled { return .cancelled }
+            do {
+                try await self.context.connection.call(destination: GATTNames.bluez, path: path, interface: GATTNames.device,
+                                                       member: "Connect", timeout: self.context.configuration.connectTimeout)
+            } catch let error as DBusError {
+                if Task.isCancelled { return .cancelled }
+                let kind = ConnectFailureKind.classify(errorName: error.name, message: error.message)
+                if kind == .noResources { await adapter.slotRejected() }
+                return .failure(kind, error.message.isEmpty ? error.name : error.message)
+            } catch {
+                return .cancelled
+            }
+            self.update { $0.state = .resolving }
+            return await self.resolveAndSubscribe(path)
+        }
+        return outcome
+    }
+
+    private enum Resolve: Sendable {
+        case ready(GattCharacteristic)
+        case resolvedWithout
+        case lost
+    }
+
+    /// Waits for the Heart Rate Measurement object. ServicesResolved is only a hint:
+    /// the objects can arrive after it, so a missing characteristic is given a grace
+    /// period before the cache is called stale.
+    private func resolveAndSubscribe(_ path: DBusObjectPath) async -> Outcome {
+        let mirror = context.mirror
+        @Sendable func look(_ s: BlueZSnapshot, acceptResolved: Bool) -> Resolve? {
+            guard let d = s.device(path: path), d.connected || s.characteristic(device: path, uuid: GATTNames.heartRateMeasurement) != nil else {
+                return .lost
+            }
+            if let c = s.characteristic(device: path, uuid: GATTNames.heartRateMeasurement) { return .ready(c) }
+            if acceptResolved, d.servicesResolved { return .resolvedWithout }
+            return nil
+        }
+        var result: Resolve
+        do {
+            result = try await mirror.waitFor(timeout: context.configuration.resolveTimeout) { look($0, acceptResolved: true) }
+            if case .resolvedWithout = result {
+                result = try await mirror.waitFor(timeout: context.configuration.resolveGrace) { look($0, acceptResolved: false) }
+            }
+        } catch {
+            if error == .cancelled || Task.isCancelled { return .cancelled }
+            if let d = mirror.device(path: path), d.connected, d.servicesResolved {
+                return await staleCache(path)
+            }
+            return .failure(.timeout, "GATT services not resolved in time")
+        }
+        switch result {
+        case .lost:
+            return .failure(.abortByLocal, "link lost while resolving services")
+        case .resolvedWithout:
+            return await staleCache(path)
+        case .ready(let hr):
+            return await subscribeAll(device: path, heartRate: hr)
+        }
+    }
+
+    private func staleCache(_ path: DBusObjectPath) async -> Outcome {
+        context.emit(.staleCache(address: address))
+        _ = try? await context.connection.call(destination: GATTNames.bluez, path: path, interface: GATTNames.device, member: "Disconnect")
+        if let adapter = path.parent {
+            _ = try? await context.connection.call(destination: GATTNames.bluez, path: adapter, interface: GATTNames.adapter,
+                                                   member: "RemoveDevice", [.objectPath(path)])
+        }
+        return .failure(.gattMissing, "Heart Rate Measurement missing after services resolved")
+    }
+
+    // MARK: Subscribe
+
+    private func subscribeAll(device: DBusObjectPath, heartRate: GattCharacteristic) async -> Outcome {
+        let d = context.mirror.device(path: device)
+        let method = context.configuration.notifyMethod(address: address, name: d?.name)
+        let used: NotifyMethod
+        do {
+            used = try await subscribeHeartRate(heartRate, preferred: method)
+        } catch let lost as LinkLost {
+            return .failure(.abortByLocal, lost.reason)
+        } catch {
+            return .failure(.other, "\(error)")
+        }
+        await readDeviceInformation(device)
+        await subscribeBattery(device)
+        return .streaming(used)
+    }
+
+    /// AcquireNotify first (unless configured otherwise), StartNotify when the
+    /// characteristic or BlueZ refuses it.
+    func subscribeHeartRate(_ c: GattCharacteristic, preferred: NotifyMethod) async throws -> NotifyMethod {
+        let pipeline = context.pipeline
+        let id = address
+        let indicateOnly = c.flags.contains("indicate") && !c.flags.contains("notify")
+        if preferred == .acquire, !indicateOnly {
+            do {
+                let reply = try await context.connection.call(destination: GATTNames.bluez, path: c.path, interface: GATTNames.characteristic,
+                                                              member: "AcquireNotify", [.dictionary(key: "s", value: "v", [])])
+                guard case .unixFD(let fd)? = reply.first else { throw LinkLost(reason: "AcquireNotify returned no socket") }
+                let signals = self.signals
+                let path = c.path
+                guard let registration = context.reader.add(fd, onData: { bytes in
+                    pipeline.heartRate(deviceID: id, bytes: bytes)
+                }, onHangup: {
+                    signals.post(.hangup(characteristic: path))
+                }) else { throw LinkLost(reason: "notify reader stopped") }
+                held.withLock { $0.subscriptions.append(.acquired(c.path, registration)) }
+                return .acquire
+            } catch let error as DBusError {
+                let m = error.message.lowercased()
+                if m.contains("not connected") { throw LinkLost(reason: "not connected") }
+                // NotSupported, NotPermitted, InProgress (a StartNotify session of ours), Failed:
+                // fall back to StartNotify.
+            }
+        }
+        context.routes.add(c.path) { bytes in pipeline.heartRate(deviceID: id, bytes: bytes) }
+        do {
+            try await context.connection.call(destination: GATTNames.bluez, path: c.path, interface: GATTNames.characteristic, member: "StartNotify")
+        } catch {
+            context.routes.remove(c.path)
+            if error.message.lowercased().contains("not connected") { throw LinkLost(reason: "not connected") }
+            throw error
+        }
+        held.withLock { $0.subscriptions.append(.started(c.path)) }
+        return .start
+    }
+
+    /// Device Information strings and Body Sensor Location, once per connection.
+    private func readDeviceInformation(_ device: DBusObjectPath) async {
+        let wanted: [GATTCharacteristic] = [.manufacturerName, .modelNumber, .serialNumber, .firmwareRevision,
+                                            .hardwareRevision, .softwareRevision, .bodySensorLocation]
+        var decoded: [DecodedCharacteristic] = []
+        for id in wanted {
+            guard let c = context.mirror.characteristic(device: device, uuid: id.uuidString), c.flags.contains("read") else { continue }
+            guard let bytes = try? await readValue(c.path) else { continue }
+            if let value = try? GATTDecoder.decode(id, bytes: bytes) { decoded.append(value) }
+        }
+        context.pipeline.deviceInformation(deviceID: address, decoded)
+    }
+
+    private func readValue(_ path: DBusObjectPath) async throws(DBusError) -> [UInt8] {
+        let reply = try await context.connection.call(destination: GATTNames.bluez, path: path, interface: GATTNames.characteristic,
+                                                      member: "ReadValue", [.dictionary(key: "s", value: "v", [])], timeout: .seconds(10))
+        return reply.first?.bytesValue ?? []
+    }
+
+    /// 0x2A19 notifications; else a read every few minutes; else BlueZ's Battery1 (its
+    /// battery plugin hides 0x180F from clients), which the manager forwards from the mirror.
+    private func subscribeBattery(_ device: DBusObjectPath) async {
+        let pipeline = context.pipeline
+        let id = address
+        if let c = context.mirror.characteristic(device: device, uuid: GATTNames.batteryLevel) {
+            if c.flags.contains("read"), let bytes = try? await readValue(c.path), let first = bytes.first {
+                pipeline.battery(deviceID: id, percent: min(first, 100))
+            }
+            if c.flags.contains("notify") {
+                context.routes.add(c.path) { bytes in
+                    if let first = bytes.first { pipeline.battery(deviceID: id, percent: min(first, 100)) }
+                }
+                if (try? await context.connection.call(destination: GATTNames.bluez, path: c.path, interface: GATTNames.characteristic,
+                                                       member: "StartNotify")) != nil {
+                    held.withLock { $0.subscriptions.append(.started(c.path)) }
+                    return
+                }
+                context.routes.remove(c.path)
+            }
+            if c.flags.contains("read") {
+                startBatteryPolling(c.path)
+            }
+            return
+        }
+        if let percent = context.mirror.device(path: device)?.batteryPercentage {
+            pipeline.battery(deviceID: id, percent: percent)
+        }
+    }
+
+    private let batteryPoll = Mutex<Task<Void, Never>?>(nil)
+
+    private func startBatteryPolling(_ path: DBusObjectPath) {
+        let interval = context.configuration.batteryReadInterval
+        let task = Task { [weak self] in
+            while !Task.isCancelled {
+                try? await Task.sleep(for: interval)
+                guard let self, !Task.isCancelled else { return }
+                if let bytes = try? await self.readValue(path), let first = bytes.first {
+                    self.context.pipeline.battery(deviceID: self.address, percent: min(first, 100))
+                }
+            }
+        }
+        batteryPoll.withLock { $0?.cancel(); $0 = task }
+    }
+
+    // MARK: Streaming
+
+    /// Waits for the end of the link. A hung-up notification socket on a link that is
+    /// still up is re-acquired in place. Returns the reason, or nil when cancelled.
+    private func stream(device: DBusObjectPath) async -> String? {
+        while true {
+            guard let signal = await signals.wait() else { return nil }
+            // Signals are checked against the mirror, which is updated before any event
+            // leaves it: a late signal from an earlier session must not end this one.
+            switch signal {
+            case .disconnected:
+                if context.mirror.device(path: device)?.connected == true { continue }
+                return "link lost"
+            case .removed:
+                if context.mirror.device(path: device) != nil { continue }
+                return "device removed"
+            case .vanished:
+                return "bluetoothd left the bus"
+            case .hangup(let characteristic):
+                let path = characteristic
+                let known = held.withLock { h -> Bool in
+                    let had = h.subscriptions.contains { if case .acquired(let p, _) = $0 { return p == path } else { return false } }
+                    h.subscriptions.removeAll { $0.path == path }
+                    return had
+                }
+                guard known else { continue }
+                guard context.mirror.device(path: device)?.connected == true,
+                      let c = context.mirror.snapshot.characteristic(path: path) else {
+                    return "notification socket closed"
+                }
+                do {
+                    let method = try await subscribeHeartRate(c, preferred: .acquire)
+                    context.emit(.resubscribed(address: address, notify: method))
+                    update { $0.notify = method }
+                } catch {
+                    return "notification socket closed and could not be re-acquired"
+                }
+            }
+        }
+    }
+
+    // MARK: Clean-up
+
+    /// Lets go of what this link holds on bluetoothd: notification sessions, the slot,
+    /// and (when asked) the connection itself.
+    func release(disconnect: Bool) async {
+        batteryPoll.withLock { $0?.cancel(); $0 = nil }
+        let h = held.withLock { h -> Held in
+            defer { h = Held() }
+            return h
+        }
+        for s in h.subscriptions {
+            switch s {
+            case .acquired(_, let registration):
+                context.reader.remove(registration)
+            case .started(let path):
+                context.routes.remove(path)
+                // After a link loss the session stays registered with bluetoothd
+                // (Cache=always); StopNotify keeps nothing dangling.
+                _ = try? await context.connection.call(destination: GATTNames.bluez, path: path, interface: GATTNames.characteristic,
+                                                       member: "StopNotify", timeout: .seconds(5))
+            }
+        }
+        if disconnect, let device = h.device {
+            _ = try? await context.connection.call(destination: GATTNames.bluez, path: device, interface: GATTNames.device,
+                                                   member: "Disconnect", timeout: .seconds(10))
+        }
+        if let adapter = h.hasSlotOn { await adapter.giveSlot() }
+    }
+
+    func stopped() {
+        update { $0.state = .stopped }
+    }
+}

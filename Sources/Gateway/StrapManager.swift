@@ -1,0 +1,244 @@
+// SPDX-License-Identifier: MIT
+import BlueZ
+import DBus
+import LinkPolicy
+import Synchronization
+
+/// Keeps every wanted strap connected and streaming, and turns what they send into
+/// records for a sink. Used by `blegate stream` and `blegate run`.
+///
+/// It owns one BlueZ mirror (one set of match rules on the connection), one reader
+/// thread for every AcquireNotify socket, one route table for StartNotify values, a
+/// controller per adapter (connect turn, discovery, slots) and a link per device.
+public final class StrapManager: Sendable {
+    public let connection: DBusConnection
+    public let mirror: BlueZMirror
+    let context: LinkContext
+
+    private struct State {
+        var links: [String: (link: StrapLink, task: Task<Void, Never>)] = [:]
+        var sinks: [UInt64: AsyncStream<LinkEvent>.Continuation] = [:]
+        var nextSink: UInt64 = 0
+        var stopping = false
+    }
+
+    private let state = Mutex(State())
+
+    public init(connection: DBusConnection, configuration: LinkConfiguration, sink: any RecordSink) throws(DBusError) {
+        self.connection = connection
+        let mirror = BlueZMirror(connection: connection)
+        self.mirror = mirror
+        let reader = try NotifySocketReader()
+        let pipeline = RecordPipeline(sink: sink, hrv: configuration.hrv)
+        let emitter = EventFanOut()
+        self.fanOut = emitter
+        context = LinkContext(connection: connection, mirror: mirror, reader: reader, routes: NotifyRoutes(),
+                              pipeline: pipeline, configuration: configuration, adapters: AdapterRegistry(),
+                              emit: { emitter.emit($0) })
+    }
+
+    private let fanOut: EventFanOut
+
+    /// Every link event from now on.
+    public func events() -> AsyncStream<LinkEvent> { fanOut.stream() }
+
+    /// Status of every followed device.
+    public var links: [LinkStatus] {
+        state.withLock { $0.links.values.map(\.link) }.map(\.snapshot).sorted { $0.address < $1.address }
+    }
+
+    /// Datagrams read from AcquireNotify sockets.
+    public var acquiredDatagrams: Int { context.reader.datagramCount }
+
+    // MARK: Running
+
+    /// Follows devices until the task is cancelled, then lets go of everything
+    /// (notifications stopped, devices disconnected) before returning.
+    ///
+    /// - Throws: when bluetoothd's objects cannot be read at all.
+    public func run() async throws(DBusError) {
+        let events = mirror.events()
+        try await context.routes.start(connection: connection, rule: BlueZMirror.matchRules[2])
+        try await mirror.start()
+        adoptAdapters()
+        for device in mirror.devices { consider(device) }
+        let housekeeping = Task { await self.housekeeping() }
+        for await event in events {
+            if Task.isCancelled { break }
+            await handle(event)
+        }
+        housekeeping.cancel()
+        await shutdown()
+    }
+
+    /// Stops every link: cancels their loops, stops notifications, disconnects. Safe
+    /// to call more than once.
+    public func shutdown() async {
+        let links = state.withLock { s -> [(link: StrapLink, task: Task<Void, Never>)] in
+            s.stopping = true
+            return Array(s.links.values)
+        }
+        for l in links { l.task.cancel() }
+        for l in links { await l.task.value }
+        await withTaskGroup(of: Void.self) { group in
+            for l in links { group.addTask { await l.link.release(disconnect: true); l.link.stopped() } }
+        }
+        for adapter in context.adapters.all { await adapter.setWanted(false) }
+        context.routes.stop(connection: connection)
+        mirror.stop()
+        context.reader.stop()
+        fanOut.finish()
+    }
+
+    // MARK: Mirror events
+
+    private func handle(_ event: BlueZEvent) async {
+        switch event {
+        case .adapterAdded(let a):
+            if adapterAllowed(a) { _ = controller(a.path) }
+        case .adapterRemoved(let a):
+            post(.disconnected) { $0.hasPrefix(a.path.rawValue + "/") }
+            context.adapters.remove(a.path)
+        case .adapterChanged(let a, let changed):
+            if changed.contains("Powered") {
+                if a.powered { await context.adapters.controller(a.path)?.refresh() } else {
+                    post(.disconnected) { $0.hasPrefix(a.path.rawValue + "/") }
+                }
+            }
+        case .deviceAdded(let d):
+            consider(d)
+        case .deviceChanged(let d, let changed):
+            if changed.contains("Connected"), !d.connected { post(.disconnected, path: d.path) }
+            if changed.contains("Percentage"), let p = d.batteryPercentage, isLinked(d.path),
+               mirror.characteristic(device: d.path, uuid: GATTNames.batteryLevel) == nil {
+                context.pipeline.battery(deviceID: d.address.uppercased(), percent: p)
+            }
+            if changed.contains("UUIDs") || changed.contains("Name") || changed.contains("Alias") { consider(d) }
+        case .deviceRemoved(let d):
+            post(.removed, path: d.path)
+        case .bluezVanished:
+            context.emit(.bluetoothdVanished)
+            for a in context.adapters.all { await a.reset() }
+            post(.vanished) { _ in true }
+        case .bluezAppeared:
+            context.emit(.bluetoothdAppeared)
+            adoptAdapters()
+            for a in context.adapters.all { await a.refresh() }
+            for device in mirror.devices { consider(device) }
+        case .gattObjectAdded, .gattObjectRemoved, .gattObjectChanged:
+            break
+        }
+    }
+
+    private func adapterAllowed(_ a: Adapter) -> Bool {
+        context.configuration.adapters.isEmpty || context.configuration.adapters.contains(a.interfaceName)
+    }
+
+    private func adoptAdapters() {
+        for a in mirror.adapters where adapterAllowed(a) { _ = controller(a.path) }
+    }
+
+    private func controller(_ path: DBusObjectPath) -> AdapterController {
+        context.adapters.controller(for: path) {
+            AdapterController(path: path, connection: connection, slots: context.configuration.maxPerAdapter, events: context.emit)
+        }
+    }
+
+    /// Starts following a device when the selection accepts it.
+    private func consider(_ d: Device) {
+        let address = d.address.uppercased()
+        guard !address.isEmpty else { return }
+        let isHR = d.uuids.contains(GATTNames.heartRateService)
+        guard context.configuration.selection.accepts(address: address, name: d.name ?? d.alias, isHeartRate: isHR) else { return }
+        guard context.configuration.adapters.isEmpty || context.configuration.adapters.contains(String(d.adapter.lastElement)) else { return }
+        let context = self.context
+        let created = state.withLock { s -> Bool in
+            guard !s.stopping, s.links[address] == nil else { return false }
+            let link = StrapLink(address: address, name: d.name ?? d.alias, context: context)
+            let task = Task { await link.run() }
+            s.links[address] = (link, task)
+            return true
+        }
+        if created { context.emit(.found(address: address, name: d.name ?? d.alias, adapter: String(d.adapter.lastElement))) }
+    }
+
+    private func isLinked(_ path: DBusObjectPath) -> Bool {
+        state.withLock { $0.links.values.contains { $0.link.devicePath == path } }
+    }
+
+    private func post(_ signal: LinkSignal, path: DBusObjectPath) {
+        for l in state.withLock({ Array($0.links.values) }) where l.link.devicePath == path {
+            l.link.signals.post(signal)
+        }
+    }
+
+    private func post(_ signal: LinkSignal, where match: (String) -> Bool) {
+        for l in state.withLock({ Array($0.links.values) }) {
+            if let p = l.link.devicePath, match(p.rawValue) { l.link.signals.post(signal) }
+        }
+    }
+
+    // MARK: Housekeeping
+
+    /// Once a second: HRV windows of quiet straps keep sliding, and each adapter scans
+    /// exactly while it has something to find.
+    private func housekeeping() async {
+        while !Task.isCancelled {
+            try? await Task.sleep(for: .seconds(1))
+            if Task.isCancelled { return }
+            context.pipeline.tick()
+            let statuses = state.withLock { $0.links.values.map(\.link) }.map(\.snapshot)
+            let moreToFind = selectionMayFindMore(linked: Set(statuses.map(\.address)))
+            for adapter in context.adapters.all {
+                let name = adapter.name
+                let unstreamed = statuses.contains { s in s.state != .streaming && (s.adapter == nil || s.adapter == name) }
+                let slots = await adapter.slots
+                await adapter.setWanted(unstreamed || (moreToFind && slots.hasFree))
+            }
+        }
+    }
+}
+
+extension StrapManager {
+    /// Whether scanning could still turn up a device to follow: always in auto mode and
+    /// for name patterns; for a list of addresses, until each one is followed.
+    func selectionMayFindMore(linked: Set<String>) -> Bool {
+        let selection = context.configuration.selection
+        if selection.mode == .auto { return true }
+        return selection.allow.contains { !DeviceSelection.isAddress($0) || !linked.contains($0.uppercased()) }
+    }
+}
+
+/// Broadcasts link events to any number of listeners.
+final class EventFanOut: Sendable {
+    private let sinks = Mutex<(next: UInt64, table: [UInt64: AsyncStream<LinkEvent>.Continuation], finished: Bool)>((0, [:], false))
+
+    func stream() -> AsyncStream<LinkEvent> {
+        let (stream, continuation) = AsyncStream.makeStream(of: LinkEvent.self, bufferingPolicy: .bufferingNewest(1024))
+        let id = sinks.withLock { s -> UInt64? in
+            guard !s.finished else { return nil }
+            s.next += 1
+            s.table[s.next] = continuation
+            return s.next
+        }
+        guard let id else {
+            continuation.finish()
+            return stream
+        }
+        continuation.onTermination = { [weak self] _ in _ = self?.sinks.withLock { $0.table.removeValue(forKey: id) } }
+        return stream
+    }
+
+    func emit(_ event: LinkEvent) {
+        sinks.withLock { s in for c in s.table.values { c.yield(event) } }
+    }
+
+    func finish() {
+        let all = sinks.withLock { s -> [AsyncStream<LinkEvent>.Continuation] in
+            s.finished = true
+            defer { s.table = [:] }
+            return Array(s.table.values)
+        }
+        for c in all { c.finish() }
+    }
+}
