@@ -48,6 +48,9 @@ let package = Package(
         ),
         .executableTarget(name: "blegate-bench", dependencies: ["DBus", "Simulator", "GATT", "HRV", "WearMetrics"], path: "Benchmarks/blegate-bench"),
 
+        // Shared by the test targets: running the real binary, background processes.
+        .target(name: "BlegateTestSupport", path: "Tests/Support"),
+
         .testTarget(name: "DBusTests", dependencies: ["DBus"]),
         .testTarget(name: "HCITests", dependencies: ["HCI"]),
         .testTarget(name: "GATTTests", dependencies: ["GATT"]),
@@ -56,7 +59,7 @@ let package = Package(
         .testTarget(name: "SimulatorTests", dependencies: ["Simulator", "DBus", "GATT"]),
         .testTarget(name: "BlueZTests", dependencies: ["BlueZ", "Simulator", "DBus"]),
         .testTarget(name: "LinkPolicyTests", dependencies: ["LinkPolicy"]),
-        .testTarget(name: "GatewayTests", dependencies: ["Gateway", "Simulator", "DBus", "BlueZ", "GATT", "WearMetrics"]),
+        .testTarget(name: "GatewayTests", dependencies: ["Gateway", "Simulator", "DBus", "BlueZ", "GATT", "WearMetrics", "BlegateTestSupport"]),
     ],
     swiftLanguageModes: [.v6]
 )

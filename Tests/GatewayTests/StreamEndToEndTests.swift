@@ -1,0 +1,232 @@
+// SPDX-License-Identifier: MIT
+import BlegateTestSupport
+import BlueZ
+import DBus
+import Foundation
+import GATT
+import Simulator
+import Testing
+import WearMetrics
+
+/// The real `blegate stream` against the simulator on a private bus, with the
+/// simulator's payload log as the ground truth: every well-formed Heart Rate
+/// Measurement it sent must come out once, decoded, in order, whatever happened to the
+/// links in between.
+@Suite("blegate stream end to end", .serialized)
+struct StreamEndToEndTests {
+    struct Beat: Equatable, CustomStringConvertible {
+        var hr: Double?
+        var rr: [Double]
+        var contact: String
+
+        var description: String { "hr=\(hr.map { String($0) } ?? "-") rr=\(rr) contact=\(contact)" }
+
+        static func == (a: Beat, b: Beat) -> Bool {
+            a.hr == b.hr && a.contact == b.contact && a.rr.count == b.rr.count
+                && zip(a.rr, b.rr).allSatisfy { abs($0 - $1) < 1e-6 }
+        }
+    }
+
+    /// What the simulator sent to one device's 2A37, decoded as the gateway must.
+    static func expected(_ sim: SimulatedBlueZ, _ address: String) throws -> (beats: [Beat], malformed: Int) {
+        let sent = sim.payloadLog.records(address: address)
+            .filter { $0.uuid == bluetoothUUID(0x2A37) }
+            .sorted { $0.sequence < $1.sequence }
+        var beats: [Beat] = []
+        for record in sent where !record.malformed {
+            let m = try HeartRateMeasurement(bytes: record.bytes)
+            let r = WearMetricsNormalizer.record(heartRate: m, deviceID: address, at: UTCTimestamp(millisecondsSince1970: 0))
+            beats.append(Beat(hr: r[metric: "hr"], rr: r.rrIntervals ?? [], contact: r.meta["sensor_contact"] ?? ""))
+        }
+        return (beats, sent.filter(\.malformed).count)
+    }
+
+    /// Heart-rate records of `stream`'s JSON output, per device, in output order.
+    static func streamed(_ output: String) throws -> [String: [Beat]] {
+        var out: [String: [Beat]] = [:]
+        for line in output.split(separator: "\n") {
+            let object = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any], "not JSON: \(line)")
+            // Exactly the Synheart v1.0 top level.
+            let keys = Set(object.keys)
+            #expect(keys.isSubset(of: ["timestamp", "device_id", "source", "metrics", "meta", "rr_ms"]), "\(line)")
+            guard object["source"] as? String == "ble_hrm",
+                  let meta = object["meta"] as? [String: String], let contact = meta["sensor_contact"],
+                  let device = object["device_id"] as? String else { continue }
+            let metrics = object["metrics"] as? [String: Double] ?? [:]
+            out[device, default: []].append(Beat(hr: metrics["hr"], rr: object["rr_ms"] as? [Double] ?? [], contact: contact))
+        }
+        return out
+    }
+
+    static func withSimulator(_ configure: (inout SimulatorConfiguration) -> Void,
+                              _ body: (PrivateBus, SimulatedBlueZ) async throws -> Void) async throws {
+        try #require(BlegateBinary.exists, "no blegate binary at \(BlegateBinary.path)")
+        var config = SimulatorConfiguration()
+        configure(&config)
+        let bus = try PrivateBus.start()
+        defer { bus.stop() }
+        let sim = try SimulatedBlueZ(configuration: config, bus: bus.busAddress)
+        try await sim.start()
+        do {
+            try await body(bus, sim)
+        } catch {
+            await sim.stop()
+            throw error
+        }
+        await sim.stop()
+    }
+
+    /// Ends a run so that nothing is in flight: straps stop advertising and lose their
+    /// links (the simulator sends nothing while disconnected), then Ctrl-C.
+    static func finish(_ stream: BackgroundProcess, _ sim: SimulatedBlueZ) async throws {
+        _ = await sim.stopAdvertising("*")
+        _ = await sim.linkLoss("*")
+        try await Task.sleep(for: .seconds(2))
+        stream.signal(SIGINT)
+        let status = await stream.wait(timeout: 60)
+        #expect(status == 0, "exit status \(String(describing: status)); stderr:\n\(stream.stderr)")
+    }
+
+    static func checkExact(_ stream: BackgroundProcess, _ sim: SimulatedBlueZ) throws {
+        let got = try streamed(stream.stdout)
+        let stderr = stream.stderr
+        for d in sim.devices {
+            let (beats, malformed) = try expected(sim, d.address)
+            #expect(beats.count > 10, "\(d.name): only \(beats.count) notifications sent")
+            let mine = got[d.address] ?? []
+            #expect(mine.count == beats.count, "\(d.name): streamed \(mine.count), simulator sent \(beats.count) well-formed")
+            if let i = (0..<min(mine.count, beats.count)).first(where: { mine[$0] != beats[$0] }) {
+                Issue.record("\(d.name): first difference at \(i): streamed \(mine[i]) sent \(beats[i])")
+            }
+            #expect(stderr.contains("(\(d.address)): \(mine.count) notifications, \(malformed) malformed (skipped)"),
+                    "\(d.name): summary with \(malformed) malformed missing in:\n\(stderr)")
+        }
+    }
+
+    @Test("5 straps for a minute via AcquireNotify: exactly what was sent, across link losses, Connect failures, a bluetoothd restart and malformed payloads")
+    func acquireAcrossFaults() async throws {
+        try await Self.withSimulator({ c in
+            c.straps = 5
+            c.seed = 21
+            c.rate = 4
+            c.malformedRate = 0.03
+        }) { bus, sim in
+            let stream = try await BackgroundProcess.start("'\(BlegateBinary.path)' stream --bus '\(bus.address)' --device '*'")
+            var connects = 5
+            #expect(await stream.waitForStderr("connected ", count: connects, timeout: 60), "\(stream.stderr)")
+
+            try await Task.sleep(for: .seconds(5))
+            #expect(await sim.linkLoss(sim.devices[0].address) == 1)
+            #expect(await sim.linkLoss(sim.devices[1].address) == 1)
+            connects += 2
+            #expect(await stream.waitForStderr("connected ", count: connects, timeout: 60), "after link loss:\n\(stream.stderr)")
+
+            try await Task.sleep(for: .seconds(5))
+            _ = await sim.failConnect(sim.devices[2].address, count: 3)
+            #expect(await sim.linkLoss(sim.devices[2].address) == 1)
+            connects += 1
+            #expect(await stream.waitForStderr("connected ", count: connects, timeout: 90), "after Connect failures:\n\(stream.stderr)")
+            #expect(stream.stderr.components("connect \(sim.devices[2].address) failed") >= 3, "\(stream.stderr)")
+
+            try await Task.sleep(for: .seconds(5))
+            await sim.restartDaemon(after: 1)
+            connects += 5
+            #expect(await stream.waitForStderr("connected ", count: connects, timeout: 90), "after the restart:\n\(stream.stderr)")
+            #expect(stream.stderr.contains("bluetoothd left the bus"))
+
+            try await Task.sleep(for: .seconds(10))
+            #expect(await sim.linkLoss("*") == 5)
+            connects += 5
+            #expect(await stream.waitForStderr("connected ", count: connects, timeout: 90), "after losing every link:\n\(stream.stderr)")
+            try await Task.sleep(for: .seconds(10))
+
+            try await Self.finish(stream, sim)
+            try Self.checkExact(stream, sim)
+            #expect(stream.stderr.contains("via AcquireNotify"))
+        }
+    }
+
+    @Test("StartNotify, Cache=always and Cache=no: resubscribed after every reconnect, nothing lost or doubled",
+          arguments: [SimulatorConfiguration.GattCache.always, .no])
+    func startNotifyBothCaches(cache: SimulatorConfiguration.GattCache) async throws {
+        try await Self.withSimulator({ c in
+            c.straps = 3
+            c.seed = 5
+            c.rate = 4
+            c.gattCache = cache
+            c.malformedRate = 0.02
+        }) { bus, sim in
+            let stream = try await BackgroundProcess.start("'\(BlegateBinary.path)' stream --bus '\(bus.address)' --device '*' --notify start")
+            var connects = 3
+            #expect(await stream.waitForStderr("connected ", count: connects, timeout: 60), "\(stream.stderr)")
+            for round in 0..<2 {
+                try await Task.sleep(for: .seconds(4))
+                #expect(await sim.linkLoss("*") == 3)
+                connects += 3
+                #expect(await stream.waitForStderr("connected ", count: connects, timeout: 60), "round \(round):\n\(stream.stderr)")
+            }
+            try await Task.sleep(for: .seconds(4))
+            await sim.restartDaemon(after: 1)
+            connects += 3
+            #expect(await stream.waitForStderr("connected ", count: connects, timeout: 90), "after the restart:\n\(stream.stderr)")
+            try await Task.sleep(for: .seconds(4))
+            try await Self.finish(stream, sim)
+            try Self.checkExact(stream, sim)
+            #expect(stream.stderr.contains("via StartNotify"))
+            #expect(!stream.stderr.contains("via AcquireNotify"))
+        }
+    }
+
+    @Test("Ctrl-C: exit 0, notifications released and every strap disconnected")
+    func ctrlCDisconnects() async throws {
+        try await Self.withSimulator({ c in
+            c.straps = 2
+            c.seed = 8
+        }) { bus, sim in
+            let stream = try await BackgroundProcess.start("'\(BlegateBinary.path)' stream --bus '\(bus.address)' --device '*' --format text")
+            #expect(await stream.waitForStderr("connected ", count: 2, timeout: 60), "\(stream.stderr)")
+            try await Task.sleep(for: .seconds(2))
+            stream.signal(SIGINT)
+            #expect(await stream.wait(timeout: 60) == 0, "\(stream.stderr)")
+            let watcher = try await DBusConnection.connect(bus.busAddress)
+            defer { watcher.close() }
+            let mirror = BlueZMirror(connection: watcher)
+            try await mirror.start()
+            defer { mirror.stop() }
+            try await mirror.waitUntil(timeout: .seconds(30)) { s in
+                s.devices.count == 2 && s.devices.allSatisfy { !$0.connected }
+                    && s.characteristics(device: s.devices[0].path).allSatisfy { !$0.notifying && !$0.notifyAcquired }
+            }
+            // Text lines for people: name, HR, contact.
+            #expect(stream.stdout.contains(sim.devices[0].name), "\(stream.stdout)")
+            #expect(stream.stdout.contains(" HR "), "\(stream.stdout)")
+        }
+    }
+
+    @Test("--interval aggregates per device; --device by address follows only that strap")
+    func intervalAndAddress() async throws {
+        try await Self.withSimulator({ c in
+            c.straps = 3
+            c.seed = 9
+            c.rate = 4
+        }) { bus, sim in
+            let target = sim.devices[1]
+            let stream = try await BackgroundProcess.start(
+                "'\(BlegateBinary.path)' stream --bus '\(bus.address)' --device '\(target.address.lowercased())' --interval 2")
+            #expect(await stream.waitForStderr("connected ", count: 1, timeout: 60), "\(stream.stderr)")
+            try await Task.sleep(for: .seconds(7))
+            try await Self.finish(stream, sim)
+            let lines = stream.stdout.split(separator: "\n").compactMap {
+                try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
+            }
+            let hr = lines.filter { ($0["meta"] as? [String: String])?["interval_s"] == "2" }
+            #expect(hr.count >= 2, "\(stream.stdout)")
+            #expect(Set(lines.compactMap { $0["device_id"] as? String }) == [target.address])
+            // Every RR interval sent lands in some aggregate.
+            let sentRR = try Self.expected(sim, target.address).beats.flatMap(\.rr)
+            let gotRR = hr.flatMap { $0["rr_ms"] as? [Double] ?? [] }
+            #expect(gotRR.count == sentRR.count, "aggregated \(gotRR.count) RR, sent \(sentRR.count)")
+            #expect(!stream.stderr.contains(sim.devices[0].address))
+        }
+    }
+}

@@ -1,0 +1,109 @@
+// SPDX-License-Identifier: MIT
+import Dispatch
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Runs the real `blegate` binary from tests: it is built beside the test bundle
+/// (`swift build --build-tests` builds every product).
+public enum BlegateBinary {
+    public static var path: String {
+        var exe = [CChar](repeating: 0, count: 4096)
+        let n = readlink("/proc/self/exe", &exe, exe.count - 1)
+        let path = String(decoding: exe[0..<max(0, n)].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        return "/" + path.split(separator: "/").dropLast().joined(separator: "/") + "/blegate"
+    }
+
+    public static var exists: Bool { access(path, X_OK) == 0 }
+}
+
+/// Runs a command line through the shell on a Dispatch thread, so that an in-process
+/// simulator keeps the cooperative pool; returns stdout and the exit status.
+public func shell(_ command: String) async -> (out: String, status: Int32) {
+    await withCheckedContinuation { cont in
+        DispatchQueue.global().async {
+            guard let f = popen(command, "r") else { return cont.resume(returning: ("", -1)) }
+            var out = ""
+            var buf = [CChar](repeating: 0, count: 8192)
+            while fgets(&buf, Int32(buf.count), f) != nil {
+                out += String(decoding: buf[0..<strlen(buf)].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+            }
+            let raw = pclose(f)
+            cont.resume(returning: (out, (raw >> 8) & 0xFF))
+        }
+    }
+}
+
+/// A command started in the background, with its stdout and stderr in files.
+public struct BackgroundProcess: Sendable {
+    public let pid: Int32
+    public let directory: String
+
+    public var stdoutPath: String { directory + "/stdout" }
+    public var stderrPath: String { directory + "/stderr" }
+    public var statusPath: String { directory + "/status" }
+
+    /// Starts `command` (a shell command line) in its own directory under /tmp.
+    public static func start(_ command: String) async throws -> BackgroundProcess {
+        var template = Array("/tmp/blegate-test.XXXXXX".utf8CString)
+        guard let dir = template.withUnsafeMutableBufferPointer({ mkdtemp($0.baseAddress!) }).map({ String(cString: $0) }) else {
+            throw TestSupportError("mkdtemp failed")
+        }
+        let script = "( \(command) > '\(dir)/stdout' 2> '\(dir)/stderr'; echo $? > '\(dir)/status' ) & echo $!"
+        // The subshell's pid; the command is its child. Signals go to the command itself.
+        let (out, _) = await shell(script + " ; sleep 0.2; pgrep -P $! | head -1")
+        let lines = out.split(separator: "\n").compactMap { Int32($0.trimmingCharacters(in: .whitespaces)) }
+        guard let pid = lines.last else { throw TestSupportError("could not start: \(command): \(out)") }
+        return BackgroundProcess(pid: pid, directory: dir)
+    }
+
+    public func signal(_ sig: Int32) { kill(pid, sig) }
+
+    /// Waits up to `timeout` seconds for the command to end; returns its exit status.
+    public func wait(timeout: Double) async -> Int32? {
+        let steps = Int(timeout * 10)
+        for _ in 0..<max(1, steps) {
+            if let s = readFile(statusPath), let v = Int32(s.trimmingCharacters(in: .whitespacesAndNewlines)) { return v }
+            try? await Task.sleep(for: .milliseconds(100))
+        }
+        return nil
+    }
+
+    public var stdout: String { readFile(stdoutPath) ?? "" }
+    public var stderr: String { readFile(stderrPath) ?? "" }
+
+    /// Waits until stderr contains `text` (checked every 100 ms).
+    public func waitForStderr(_ text: String, count: Int = 1, timeout: Double) async -> Bool {
+        for _ in 0..<Int(timeout * 10) {
+            if stderr.components(text) >= count { return true }
+            try? await Task.sleep(for: .milliseconds(100))
+        }
+        return false
+    }
+}
+
+public struct TestSupportError: Error, CustomStringConvertible {
+    public var description: String
+    public init(_ description: String) { self.description = description }
+}
+
+public func readFile(_ path: String) -> String? {
+    guard let f = fopen(path, "r") else { return nil }
+    defer { fclose(f) }
+    var out = [UInt8]()
+    var buf = [UInt8](repeating: 0, count: 65_536)
+    while true {
+        let n = fread(&buf, 1, buf.count, f)
+        if n <= 0 { break }
+        out.append(contentsOf: buf[0..<n])
+    }
+    return String(decoding: out, as: UTF8.self)
+}
+
+extension String {
+    /// How many times `needle` occurs.
+    public func components(_ needle: String) -> Int {
+        components(separatedBy: needle).count - 1
+    }
+}
