@@ -11,6 +11,8 @@ let package = Package(
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
+        .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
+        .package(url: "https://github.com/apple/swift-nio", from: "2.101.3"),
     ],
     targets: [
         // C edge.
@@ -34,12 +36,19 @@ let package = Package(
         .target(name: "BlueZ", dependencies: ["DBus"]),
         // The cache-to-sync contract, so neither side depends on the other.
         .target(name: "Outbox", dependencies: ["WearMetrics"]),
+        // `blegate doctor`'s checks that need no bus: main.conf, D-Bus policy files,
+        // rfkill, clock, disk, Raspberry Pi radio; and the report they make.
+        .systemLibrary(name: "CTimex"),
+        .target(name: "Doctor", dependencies: ["CTimex"]),
 
         .executableTarget(
             name: "blegate",
             dependencies: [
-                "DBus", "HCI", "GATT", "HRV", "WearMetrics", "Simulator", "BlueZ",
+                "DBus", "HCI", "GATT", "HRV", "WearMetrics", "Simulator", "BlueZ", "Doctor",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
             ]
         ),
         .executableTarget(name: "blegate-bench", dependencies: ["DBus", "Simulator", "GATT", "HRV", "WearMetrics"], path: "Benchmarks/blegate-bench"),
@@ -51,6 +60,9 @@ let package = Package(
         .testTarget(name: "WearMetricsTests", dependencies: ["WearMetrics"]),
         .testTarget(name: "SimulatorTests", dependencies: ["Simulator", "DBus", "GATT"]),
         .testTarget(name: "BlueZTests", dependencies: ["BlueZ", "Simulator", "DBus"]),
+        .testTarget(name: "DoctorTests", dependencies: ["Doctor", "Simulator", "DBus"]),
+        // The systemd unit, udev rules and install.sh, checked with the system's own tools.
+        .testTarget(name: "DeploymentTests"),
     ],
     swiftLanguageModes: [.v6]
 )
