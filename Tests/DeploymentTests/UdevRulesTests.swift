@@ -93,7 +93,7 @@ struct UdevRulesTests {
         let text = try #require(Support.read(Self.path))
         let problems = Self.problems(in: text)
         #expect(problems.isEmpty, "\(problems)")
-        let rules = text.split(separator: "\n").filter { !$0.hasPrefix("#") && !$0.trimmingWhitespace().isEmpty }
+        let rules = text.split(separator: "\n").filter { !$0.hasPrefix("#") && !String($0).trimmingWhitespace().isEmpty }
         #expect(rules.count >= 2)
         #expect(rules.contains { $0.contains("TAG+=\"systemd\"") && $0.contains("ENV{SYSTEMD_WANTS}+=\"blegate.service\"") && $0.contains("SUBSYSTEM==\"bluetooth\"") })
         #expect(rules.contains { $0.contains("SUBSYSTEM==\"usb\"") && $0.contains("ATTR{power/control}=\"on\"") })
@@ -108,7 +108,7 @@ struct UdevRulesTests {
             "# ok\nACTION==\"add\", RUN==\"/bin/true\"": "cannot be matched",
             "# ok\nACTION==add": "not KEY OP",
             "# ok\nATTR{power/control}=\"on\"": "matches nothing",
-            "# ok\nACTION==\"add\", ENV{X=\"1\"": "not KEY OP",
+            "# ok\nACTION==\"add\", ENV{X=\"1\"": "unclosed {}",
         ]
         for (text, expected) in cases {
             let found = Self.problems(in: text)
