@@ -38,6 +38,7 @@ let package = Package(
         .target(name: "Outbox", dependencies: ["WearMetrics"]),
         // `blegate doctor`'s checks that need no bus: main.conf, D-Bus policy files,
         // rfkill, clock, disk, Raspberry Pi radio; and the report they make.
+        // <sys/timex.h> (adjtimex) for the doctor's clock check; header-only like CBluetooth.
         .systemLibrary(name: "CTimex"),
         .target(name: "Doctor", dependencies: ["CTimex"]),
 
