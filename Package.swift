@@ -11,6 +11,8 @@ let package = Package(
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
+        .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
+        .package(url: "https://github.com/apple/swift-nio", from: "2.101.3"),
     ],
     targets: [
         // C edge.
@@ -38,12 +40,20 @@ let package = Package(
         .target(name: "LinkPolicy"),
         // The BlueZ client that keeps straps connected (stream, run).
         .target(name: "Gateway", dependencies: ["DBus", "BlueZ", "GATT", "HRV", "WearMetrics", "LinkPolicy"]),
+        // `blegate doctor`'s checks that need no bus: main.conf, D-Bus policy files,
+        // rfkill, clock, disk, Raspberry Pi radio; and the report they make.
+        // <sys/timex.h> (adjtimex) for the doctor's clock check; header-only like CBluetooth.
+        .systemLibrary(name: "CTimex"),
+        .target(name: "Doctor", dependencies: ["CTimex"]),
 
         .executableTarget(
             name: "blegate",
             dependencies: [
-                "DBus", "HCI", "GATT", "HRV", "WearMetrics", "Simulator", "BlueZ", "Gateway", "LinkPolicy",
+                "DBus", "HCI", "GATT", "HRV", "WearMetrics", "Simulator", "BlueZ", "Gateway", "LinkPolicy", "Doctor",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
             ]
         ),
         .executableTarget(name: "blegate-bench", dependencies: ["DBus", "Simulator", "GATT", "HRV", "WearMetrics"], path: "Benchmarks/blegate-bench"),
@@ -60,6 +70,9 @@ let package = Package(
         .testTarget(name: "BlueZTests", dependencies: ["BlueZ", "Simulator", "DBus"]),
         .testTarget(name: "LinkPolicyTests", dependencies: ["LinkPolicy"]),
         .testTarget(name: "GatewayTests", dependencies: ["Gateway", "Simulator", "DBus", "BlueZ", "GATT", "WearMetrics", "BlegateTestSupport"]),
+        .testTarget(name: "DoctorTests", dependencies: ["Doctor", "Simulator", "DBus"]),
+        // The systemd unit, udev rules and install.sh, checked with the system's own tools.
+        .testTarget(name: "DeploymentTests"),
     ],
     swiftLanguageModes: [.v6]
 )

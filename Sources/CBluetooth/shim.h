@@ -55,4 +55,12 @@ static inline int cbt_device_info(int sock, uint16_t id, char name[9], uint8_t a
     return 0;
 }
 
+/// HCIDEVUP, HCIDEVDOWN and HCIDEVRESET take the device id as the ioctl's argument
+/// itself (not a pointer), which Swift's variadic ioctl cannot express portably.
+/// Returns 0 or -errno.
+static inline int cbt_device_ioctl(int sock, unsigned long request, uint16_t id) {
+    if (ioctl(sock, request, (unsigned long)id) < 0) return -errno;
+    return 0;
+}
+
 #endif
