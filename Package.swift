@@ -11,6 +11,9 @@ let package = Package(
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
+        .package(url: "https://github.com/LebJe/TOMLKit", from: "0.6.0"),
+        .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
+        .package(url: "https://github.com/apple/swift-crypto", from: "3.12.3"),
     ],
     targets: [
         // C edge.
@@ -34,15 +37,26 @@ let package = Package(
         .target(name: "BlueZ", dependencies: ["DBus"]),
         // The cache-to-sync contract, so neither side depends on the other.
         .target(name: "Outbox", dependencies: ["WearMetrics"]),
+        // The gateway's TOML configuration, validated into a typed tree.
+        .target(name: "Config", dependencies: [.product(name: "TOMLKit", package: "TOMLKit")]),
+        // Durable record cache (SQLite): the outbox the sync engine drains, and the device registry.
+        .target(
+            name: "Cache",
+            dependencies: [
+                "WearMetrics", "Outbox", "GATT",
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "Crypto", package: "swift-crypto"),
+            ]
+        ),
 
         .executableTarget(
             name: "blegate",
             dependencies: [
-                "DBus", "HCI", "GATT", "HRV", "WearMetrics", "Simulator", "BlueZ",
+                "DBus", "HCI", "GATT", "HRV", "WearMetrics", "Simulator", "BlueZ", "Config", "Cache",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
-        .executableTarget(name: "blegate-bench", dependencies: ["DBus", "Simulator", "GATT", "HRV", "WearMetrics"], path: "Benchmarks/blegate-bench"),
+        .executableTarget(name: "blegate-bench", dependencies: ["DBus", "Simulator", "GATT", "HRV", "WearMetrics", "Cache", "Outbox"], path: "Benchmarks/blegate-bench"),
 
         .testTarget(name: "DBusTests", dependencies: ["DBus"]),
         .testTarget(name: "HCITests", dependencies: ["HCI"]),
@@ -51,6 +65,8 @@ let package = Package(
         .testTarget(name: "WearMetricsTests", dependencies: ["WearMetrics"]),
         .testTarget(name: "SimulatorTests", dependencies: ["Simulator", "DBus", "GATT"]),
         .testTarget(name: "BlueZTests", dependencies: ["BlueZ", "Simulator", "DBus"]),
+        .testTarget(name: "ConfigTests", dependencies: ["Config"]),
+        .testTarget(name: "CacheTests", dependencies: ["Cache", "Outbox", "WearMetrics", "GATT"]),
     ],
     swiftLanguageModes: [.v6]
 )
