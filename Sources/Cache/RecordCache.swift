@@ -49,10 +49,13 @@ public final class RecordCache: Sendable {
         let pool: DatabasePool
         do {
             pool = try DatabasePool(path: path, configuration: config)
-            // Must precede the first table; a no-op on an existing cache.
+            // Incremental auto-vacuum lets retention hand freed pages back to the file
+            // system. It can only be switched on before the first table exists, and in
+            // WAL mode takes a VACUUM (of an empty file here) to apply.
             try pool.writeWithoutTransaction { db in
                 if try Int.fetchOne(db, sql: "SELECT count(*) FROM sqlite_master") == 0 {
                     try db.execute(sql: "PRAGMA auto_vacuum = INCREMENTAL")
+                    try db.execute(sql: "VACUUM")
                 }
             }
             try CacheSchema.migrator.migrate(pool)

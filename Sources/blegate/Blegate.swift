@@ -5,6 +5,6 @@ struct Blegate: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "blegate",
         abstract: "A BLE heart-rate gateway for BlueZ on Linux.",
-        subcommands: [SimulateCommand.self, ScanCommand.self, DecodeCommand.self, HRVCommand.self]
+        subcommands: [SimulateCommand.self, ScanCommand.self, DecodeCommand.self, HRVCommand.self, CacheCommand.self, DevicesCommand.self]
     )
 }
