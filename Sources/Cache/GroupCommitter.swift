@@ -220,9 +220,10 @@ final class GroupCommitter: @unchecked Sendable {
                 }
                 let notify = observer
                 condition.unlock()
-                for c in ready { c.resume() }
+                // Observers first: when flush() returns, they have heard of every commit.
                 notify?(CommitEvent(sequences: batch[0].sequence...batch[batch.count - 1].sequence,
                                     committedAt: committedAt, transactionNanoseconds: committedAt - started))
+                for c in ready { c.resume() }
             } catch {
                 let failure = CacheError(.writeFailed, "committing \(batch.count) records failed, they stay buffered and are retried: \(error)")
                 condition.lock()

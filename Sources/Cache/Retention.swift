@@ -80,3 +80,23 @@ extension RecordCache {
         return (pages - free) * size
     }
 }
+
+extension RecordCache {
+    /// Applies retention now and then every `interval` until the task is cancelled;
+    /// a failed pass is reported to `onError` and retried at the next interval.
+    public func runRetention(every interval: Duration, onReport: @Sendable (PruneReport) -> Void = { _ in },
+                             onError: @Sendable (any Error) -> Void = { _ in }) async {
+        while !Task.isCancelled {
+            do {
+                onReport(try await prune())
+            } catch {
+                onError(error)
+            }
+            do {
+                try await Task.sleep(for: interval)
+            } catch {
+                return
+            }
+        }
+    }
+}

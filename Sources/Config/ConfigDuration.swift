@@ -26,7 +26,7 @@ public enum ConfigDuration {
     /// `"7d"`, `"10m"`, `"250ms"`: the shortest exact spelling, for messages and stats.
     public static func format(_ d: Duration) -> String {
         let ms = d.milliseconds
-        for (unit, size) in [("w", Int64(604_800_000)), ("d", 86_400_000), ("h", 3_600_000), ("m", 60_000), ("s", 1000)]
+        for (unit, size) in [("d", Int64(86_400_000)), ("h", 3_600_000), ("m", 60_000), ("s", 1000)]
             where ms != 0 && ms % size == 0 {
             return "\(ms / size)\(unit)"
         }

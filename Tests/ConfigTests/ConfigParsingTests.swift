@@ -100,7 +100,7 @@ struct ConfigParsingTests {
 
     @Test("formatting durations and sizes for messages")
     func formatting() {
-        #expect(ConfigDuration.format(.seconds(604_800)) == "1w")
+        #expect(ConfigDuration.format(.seconds(604_800)) == "7d")
         #expect(ConfigDuration.format(.seconds(86_400 * 3)) == "3d")
         #expect(ConfigDuration.format(.milliseconds(1500)) == "1500ms")
         #expect(ByteSize.format(536_870_912) == "512MiB")
