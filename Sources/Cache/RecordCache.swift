@@ -66,6 +66,10 @@ public final class RecordCache: Sendable {
             throw CacheError(.cannotOpen, "cannot open the cache database \(path): \(error)")
         }
         self.pool = pool
+        if !exists {
+            // Health data: owner only (SQLite gives the -wal and -shm files the same mode).
+            chmod(path, 0o600)
+        }
 
         let state: (next: Int64, members: [String: String])
         do {

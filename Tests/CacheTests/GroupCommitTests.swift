@@ -144,5 +144,7 @@ struct GroupCommitTests {
         }
         #expect(mode == "wal")
         #expect(vacuum == 2)
+        let attributes = try FileManager.default.attributesOfItem(atPath: dir.database)
+        #expect((attributes[.posixPermissions] as? NSNumber)?.intValue == 0o600)
     }
 }
