@@ -97,6 +97,27 @@ struct CacheCommandTests {
         #expect(try JSONValue.parse(statsOut.trimmingCharacters(in: .whitespacesAndNewlines))["records"] == .int(6))
     }
 
+    @Test("another process reads the cache while this one keeps writing (WAL)")
+    func readsBesideWriter() async throws {
+        try #require(FileManager.default.isExecutableFile(atPath: Self.binary))
+        let dir = TempDir()
+        let cache = try RecordCache(path: dir.database, options: CacheOptions(groupCommitInterval: .milliseconds(10), groupCommitRecords: 200))
+        cache.append((0..<100).map { hrRecord("AA:00:00:00:00:01", $0) })
+        try await cache.flush()
+        var counts: [Int] = []
+        for round in 1...3 {
+            let seq = cache.append((0..<2000).map { hrRecord("AA:00:00:00:00:01", round * 10_000 + $0) })
+            let (status, out, err) = try blegate(["cache", "stats", "--json", "--state-dir", dir.path])
+            #expect(status == 0, "\(err)")
+            if case let .int(n)? = try JSONValue.parse(out.trimmingCharacters(in: .whitespacesAndNewlines))["records"] { counts.append(n) }
+            try await withTimeout { try await cache.waitUntilCommitted(seq) }
+        }
+        #expect(counts.count == 3)
+        #expect(counts.allSatisfy { $0 >= 100 && $0 <= 6100 })
+        #expect(counts == counts.sorted())
+        try await cache.close()
+    }
+
     @Test("errors: a bad config exits 78 with the key; a missing cache exits 1 with the path")
     func errors() throws {
         try #require(FileManager.default.isExecutableFile(atPath: Self.binary))
