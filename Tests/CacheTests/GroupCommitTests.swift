@@ -123,6 +123,32 @@ struct GroupCommitTests {
         try await writer.close()
     }
 
+    @Test("a failing commit keeps the records buffered, flush() reports it, and the retry writes them all")
+    func failedCommitIsRetried() async throws {
+        let dir = TempDir()
+        let cache = try RecordCache(path: dir.database, options: CacheOptions(groupCommitInterval: .milliseconds(10)))
+        cache.append(hrRecord("AA:00:00:00:00:01", 0))
+        try await cache.flush()
+        // Another connection makes every insert fail, as a full disk would.
+        let other = try DatabasePool(path: dir.database)
+        try await other.write { try $0.execute(sql: "CREATE TRIGGER refuse BEFORE INSERT ON record BEGIN SELECT RAISE(ABORT, 'disk says no'); END") }
+        let records = (1...50).map { hrRecord("AA:00:00:00:00:01", $0) }
+        cache.append(records)
+        await #expect {
+            try await cache.flush()
+        } throws: { e in
+            (e as? CacheError)?.code == .writeFailed && "\(e)".contains("disk says no") && "\(e)".contains("stay buffered")
+        }
+        // Nothing of the batch reached the database, and nothing was dropped either (below).
+        #expect(try await cache.stats().total == 1)
+        try await other.write { try $0.execute(sql: "DROP TRIGGER refuse") }
+        try await withTimeout { try await cache.flush() }
+        let stored = try await cache.storedRecords(limit: 100)
+        #expect(stored.map(\.record) == [hrRecord("AA:00:00:00:00:01", 0)] + records)
+        #expect(stored.map(\.sequence) == Array(1...51))
+        try await cache.close()
+    }
+
     @Test("opening a missing cache without create names the path")
     func noCache() throws {
         let dir = TempDir()
