@@ -13,6 +13,9 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
         .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.3"),
+        .package(url: "https://github.com/LebJe/TOMLKit", from: "0.6.0"),
+        .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
+        .package(url: "https://github.com/apple/swift-crypto", from: "3.12.3"),
     ],
     targets: [
         // C edge.
@@ -45,18 +48,29 @@ let package = Package(
         // <sys/timex.h> (adjtimex) for the doctor's clock check; header-only like CBluetooth.
         .systemLibrary(name: "CTimex"),
         .target(name: "Doctor", dependencies: ["CTimex"]),
+        // The gateway's TOML configuration, validated into a typed tree.
+        .target(name: "Config", dependencies: [.product(name: "TOMLKit", package: "TOMLKit")]),
+        // Durable record cache (SQLite): the outbox the sync engine drains, and the device registry.
+        .target(
+            name: "Cache",
+            dependencies: [
+                "WearMetrics", "Outbox", "GATT",
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "Crypto", package: "swift-crypto"),
+            ]
+        ),
 
         .executableTarget(
             name: "blegate",
             dependencies: [
-                "DBus", "HCI", "GATT", "HRV", "WearMetrics", "Simulator", "BlueZ", "Gateway", "LinkPolicy", "Doctor",
+                "DBus", "HCI", "GATT", "HRV", "WearMetrics", "Simulator", "BlueZ", "Gateway", "LinkPolicy", "Doctor", "Config", "Cache",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
             ]
         ),
-        .executableTarget(name: "blegate-bench", dependencies: ["DBus", "Simulator", "GATT", "HRV", "WearMetrics"], path: "Benchmarks/blegate-bench"),
+        .executableTarget(name: "blegate-bench", dependencies: ["DBus", "Simulator", "GATT", "HRV", "WearMetrics", "Cache", "Outbox"], path: "Benchmarks/blegate-bench"),
 
         // Shared by the test targets: running the real binary, background processes.
         .target(name: "BlegateTestSupport", path: "Tests/Support"),
@@ -73,6 +87,11 @@ let package = Package(
         .testTarget(name: "DoctorTests", dependencies: ["Doctor", "Simulator", "DBus"]),
         // The systemd unit, udev rules and install.sh, checked with the system's own tools.
         .testTarget(name: "DeploymentTests"),
+        .testTarget(name: "ConfigTests", dependencies: ["Config"]),
+        .testTarget(
+            name: "CacheTests",
+            dependencies: ["Cache", "Config", "Outbox", "WearMetrics", "GATT", .product(name: "GRDB", package: "GRDB.swift")]
+        ),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -4,6 +4,10 @@
 #                                                              against a plain C libdbus receiver
 #   scripts/bench.sh simulator [--straps 10] [--rate 50,3000]   the simulator's emit rate and CPU per notification
 #   scripts/bench.sh decode                                    decode+normalize, HRV per beat
+#   scripts/bench.sh cache [--records 200000] [--rate 2000] [--seconds 10]
+#                                                              cache insert rate (clear, AES-GCM), append cost,
+#                                                              append→committed latency p50/p99
+#   blegate-bench cache-backlog --path FILE                    216,000 pending records (60 devices × 1 h at 1 Hz)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh -c release --product blegate-bench
@@ -20,5 +24,8 @@ case "$what" in
         ;;&
     decode|all)
         "$bin/blegate-bench" decode
+        ;;&
+    cache|all)
+        if [ "$what" = all ]; then "$bin/blegate-bench" cache; else "$bin/blegate-bench" cache "$@"; fi
         ;;
 esac

@@ -13,6 +13,10 @@ case "simulator":
     try await SimulatorBenchmarks.run(Array(arguments.dropFirst()))
 case "simulator-serve":
     try await SimulatorBenchmarks.serve(Array(arguments.dropFirst()))
+case "cache":
+    try await CacheBenchmarks.run(Array(arguments.dropFirst()))
+case "cache-backlog":
+    try await CacheBenchmarks.backlog(Array(arguments.dropFirst()))
 case "dbus-emit":
     try await DBusBenchmarks.emit(Array(arguments.dropFirst()))
 default:
@@ -20,5 +24,7 @@ default:
     usage: blegate-bench decode
            blegate-bench dbus [--rate R[,R...]] [--count N] [--c-reference PATH]   (rate 0 = saturation)
            blegate-bench simulator [--straps N] [--rate HZ[,HZ...]] [--seconds S]
+           blegate-bench cache [--records N] [--rate R] [--seconds S]
+           blegate-bench cache-backlog --path FILE [--devices 60] [--seconds 3600] [--key-file FILE]
     """)
 }

@@ -104,6 +104,12 @@ public enum JSONValue: Equatable, Sendable {
 
     public static func writeString(_ s: String, to out: inout String) {
         out += "\""
+        // Fast path: nothing to escape (device ids, keys, most values) is appended whole.
+        if !s.utf8.contains(where: { $0 < 0x20 || $0 == 0x22 || $0 == 0x5C }) {
+            out += s
+            out += "\""
+            return
+        }
         for scalar in s.unicodeScalars {
             switch scalar {
             case "\"": out += "\\\""

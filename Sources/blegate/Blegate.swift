@@ -5,6 +5,7 @@ struct Blegate: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "blegate",
         abstract: "A BLE heart-rate gateway for BlueZ on Linux.",
-        subcommands: [SimulateCommand.self, ScanCommand.self, StreamCommand.self, DecodeCommand.self, HRVCommand.self, DoctorCommand.self]
+        subcommands: [SimulateCommand.self, ScanCommand.self, StreamCommand.self, DecodeCommand.self, HRVCommand.self,
+                      CacheCommand.self, DevicesCommand.self, DoctorCommand.self]
     )
 }

@@ -1,0 +1,307 @@
+// SPDX-License-Identifier: MIT
+import Foundation
+import GRDB
+import WearMetrics
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The write side of the cache: a buffer that `append` fills under a short lock, and a
+/// dedicated thread that drains it in one transaction per `interval` or per `maxRecords`.
+///
+/// The notification path must never wait for SQLite, so appending only tags and queues;
+/// the fsync of each commit is paid once per batch on this thread. If a commit fails
+/// (disk full, I/O error) the batch goes back to the front of the buffer and is retried:
+/// a record the caller handed over is only ever lost with the process.
+final class GroupCommitter: @unchecked Sendable {
+    struct Pending {
+        var sequence: Int64
+        var clientID: String?
+        var record: WearMetrics
+    }
+
+    private let condition = NSCondition()
+    // Guarded by `condition`.
+    private var buffer: [Pending] = []
+    private var firstBufferedAt: UInt64 = 0
+    private var nextSequence: Int64
+    private var committedThrough: Int64
+    private var members: [String: String]
+    private var flushRequested = false
+    private var waiters: [(target: Int64, continuation: CheckedContinuation<Void, any Error>)] = []
+    private var observer: (@Sendable (CommitEvent) -> Void)?
+    private var lastError: (any Error)?
+    private var stopping = false
+    private var finished = false
+
+    private let pool: DatabasePool
+    private let cipher: PayloadCipher?
+    private let intervalNanoseconds: UInt64
+    private let maxRecords: Int
+
+    init(pool: DatabasePool, cipher: PayloadCipher?, interval: Duration, maxRecords: Int,
+         nextSequence: Int64, members: [String: String]) {
+        self.pool = pool
+        self.cipher = cipher
+        self.intervalNanoseconds = UInt64(max(0, interval.cacheSeconds) * 1e9)
+        self.maxRecords = max(1, maxRecords)
+        self.nextSequence = nextSequence
+        self.committedThrough = nextSequence - 1
+        self.members = members
+        let thread = Thread { [self] in run() }
+        thread.name = "blegate-cache-writer"
+        thread.start()
+    }
+
+    // MARK: Caller side
+
+    /// Queues records; returns the sequence given to the last one (or the last one
+    /// assigned before, for an empty array).
+    @discardableResult
+    func append<S: Sequence>(_ records: S) -> Int64 where S.Element == WearMetrics {
+        condition.lock()
+        defer { condition.unlock() }
+        let wasEmpty = buffer.isEmpty
+        for r in records {
+            buffer.append(Pending(sequence: nextSequence, clientID: members[r.deviceID], record: r))
+            nextSequence += 1
+        }
+        if wasEmpty, !buffer.isEmpty {
+            firstBufferedAt = monotonicNanoseconds()
+            condition.signal()
+        } else if buffer.count >= maxRecords {
+            condition.signal()
+        }
+        return nextSequence - 1
+    }
+
+    func append(_ record: WearMetrics) -> Int64 {
+        condition.lock()
+        defer { condition.unlock() }
+        buffer.append(Pending(sequence: nextSequence, clientID: members[record.deviceID], record: record))
+        nextSequence += 1
+        if buffer.count == 1 {
+            firstBufferedAt = monotonicNanoseconds()
+            condition.signal()
+        } else if buffer.count >= maxRecords {
+            condition.signal()
+        }
+        return nextSequence - 1
+    }
+
+    /// Records appended from now on for `address` carry `clientID` (nil: unpaired).
+    func setMember(_ clientID: String?, for address: String) {
+        condition.lock()
+        members[address] = clientID
+        condition.unlock()
+    }
+
+    func setObserver(_ handler: (@Sendable (CommitEvent) -> Void)?) {
+        condition.lock()
+        observer = handler
+        condition.unlock()
+    }
+
+    var bufferedCount: Int {
+        condition.lock()
+        defer { condition.unlock() }
+        return buffer.count
+    }
+
+    var lastAssignedSequence: Int64 {
+        condition.lock()
+        defer { condition.unlock() }
+        return nextSequence - 1
+    }
+
+    var lastCommittedSequence: Int64 {
+        condition.lock()
+        defer { condition.unlock() }
+        return committedThrough
+    }
+
+    /// Waits until every record appended before the call is committed. Throws the
+    /// commit's error if a commit fails meanwhile (the records stay buffered).
+    func flush() async throws {
+        try await waitUntilCommitted(lastAssignedSequence, hurry: true)
+    }
+
+    /// Waits until the record with `sequence` (and all before it) is committed.
+    func waitUntilCommitted(_ sequence: Int64, hurry: Bool = false) async throws {
+        try await withCheckedThrowingContinuation { (c: CheckedContinuation<Void, any Error>) in
+            condition.lock()
+            if committedThrough >= sequence {
+                condition.unlock()
+                c.resume()
+                return
+            }
+            if finished {
+                condition.unlock()
+                c.resume(throwing: CacheError(.closed, "the cache is closed; \(buffer.count) records were not written"))
+                return
+            }
+            waiters.append((sequence, c))
+            if hurry { flushRequested = true }
+            condition.signal()
+            condition.unlock()
+        }
+    }
+
+    /// Commits what is buffered, then ends the writer thread.
+    func stop() async throws {
+        try await flush()
+        join()
+    }
+
+    /// Blocks until the thread has drained the (already flushed) buffer and ended.
+    private func join() {
+        condition.lock()
+        stopping = true
+        condition.signal()
+        while !finished { condition.wait() }
+        condition.unlock()
+    }
+
+    /// Lets the thread drain and exit without waiting (the cache was released).
+    func stopWithoutWaiting() {
+        condition.lock()
+        stopping = true
+        condition.signal()
+        condition.unlock()
+    }
+
+    // MARK: Writer thread
+
+    private func run() {
+        var generator = SystemRandomNumberGenerator()
+        var retryDelay: UInt64 = 50_000_000
+        while true {
+            condition.lock()
+            while true {
+                if buffer.isEmpty {
+                    if stopping { break }
+                    condition.wait()
+                    continue
+                }
+                if stopping || flushRequested || buffer.count >= maxRecords { break }
+                let now = monotonicNanoseconds()
+                let due = firstBufferedAt &+ intervalNanoseconds
+                if now >= due { break }
+                _ = condition.wait(until: Date(timeIntervalSinceNow: Double(due - now) / 1e9))
+            }
+            if buffer.isEmpty, stopping {
+                finished = true
+                let left = waiters
+                waiters = []
+                condition.broadcast()
+                condition.unlock()
+                for w in left { w.continuation.resume() }
+                return
+            }
+            let batch = buffer
+            buffer = []
+            flushRequested = false
+            condition.unlock()
+
+            let started = monotonicNanoseconds()
+            do {
+                try write(batch, using: &generator)
+                let committedAt = monotonicNanoseconds()
+                retryDelay = 50_000_000
+                condition.lock()
+                committedThrough = batch[batch.count - 1].sequence
+                lastError = nil
+                var ready: [CheckedContinuation<Void, any Error>] = []
+                waiters.removeAll { w in
+                    guard w.target <= committedThrough else { return false }
+                    ready.append(w.continuation)
+                    return true
+                }
+                let notify = observer
+                condition.unlock()
+                // Observers first: when flush() returns, they have heard of every commit.
+                notify?(CommitEvent(sequences: batch[0].sequence...batch[batch.count - 1].sequence,
+                                    committedAt: committedAt, transactionNanoseconds: committedAt - started))
+                for c in ready { c.resume() }
+            } catch {
+                let failure = CacheError(.writeFailed, "committing \(batch.count) records failed, they stay buffered and are retried: \(error)")
+                condition.lock()
+                buffer = batch + buffer
+                if buffer.count == batch.count { firstBufferedAt = monotonicNanoseconds() }
+                lastError = failure
+                let failed = waiters
+                waiters = []
+                let giveUp = stopping
+                condition.unlock()
+                for w in failed { w.continuation.resume(throwing: failure) }
+                if giveUp {
+                    // close() after a failed flush: keep trying is pointless, report and end.
+                    condition.lock()
+                    finished = true
+                    condition.broadcast()
+                    condition.unlock()
+                    return
+                }
+                usleep(useconds_t(retryDelay / 1000))
+                retryDelay = min(retryDelay * 2, 2_000_000_000)
+            }
+        }
+    }
+
+    private func write(_ batch: [Pending], using generator: inout SystemRandomNumberGenerator) throws {
+        let storedAt = UTCTimestamp.wallClock.millisecondsSince1970
+        var ids: [String] = []
+        ids.reserveCapacity(batch.count)
+        for _ in batch { ids.append(RecordID.make(using: &generator)) }
+        // Serialize and encrypt outside SQLite's write lock.
+        var payloads: [Data] = []
+        payloads.reserveCapacity(batch.count)
+        for (i, p) in batch.enumerated() {
+            let json = Data(p.record.jsonString().utf8)
+            payloads.append(try cipher?.seal(json, id: ids[i]) ?? json)
+        }
+        var lastSeen: [String: Int64] = [:]
+        for p in batch {
+            let t = p.record.timestamp.millisecondsSince1970
+            if let old = lastSeen[p.record.deviceID], old >= t { continue }
+            lastSeen[p.record.deviceID] = t
+        }
+        let encrypted = cipher == nil ? 0 : 1
+        try pool.write { db in
+            let insert = try db.cachedStatement(sql: """
+                INSERT INTO record (sequence, id, device_id, timestamp_ms, client_id, state, stored_ms, encrypted, payload)
+                VALUES (?, ?, ?, ?, ?, 0, ?, ?, ?)
+                """)
+            for (i, p) in batch.enumerated() {
+                insert.setUncheckedArguments([p.sequence, ids[i], p.record.deviceID, p.record.timestamp.millisecondsSince1970,
+                                              p.clientID, storedAt, encrypted, payloads[i]])
+                try insert.execute()
+            }
+            let seen = try db.cachedStatement(sql: """
+                INSERT INTO device (address, first_seen_ms, last_seen_ms) VALUES (?, ?, ?)
+                ON CONFLICT(address) DO UPDATE SET last_seen_ms = max(coalesce(last_seen_ms, 0), excluded.last_seen_ms)
+                """)
+            for (address, t) in lastSeen {
+                seen.setUncheckedArguments([address, t, t])
+                try seen.execute()
+            }
+        }
+    }
+}
+
+/// `CLOCK_MONOTONIC` in nanoseconds.
+func monotonicNanoseconds() -> UInt64 {
+    var ts = timespec()
+    clock_gettime(CLOCK_MONOTONIC, &ts)
+    return UInt64(ts.tv_sec) * 1_000_000_000 + UInt64(ts.tv_nsec)
+}
+
+extension UTCTimestamp {
+    /// The wall clock now.
+    static var wallClock: UTCTimestamp {
+        var ts = timespec()
+        clock_gettime(CLOCK_REALTIME, &ts)
+        return UTCTimestamp(millisecondsSince1970: Int64(ts.tv_sec) * 1000 + Int64(ts.tv_nsec) / 1_000_000)
+    }
+}

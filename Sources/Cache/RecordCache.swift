@@ -1,0 +1,193 @@
+// SPDX-License-Identifier: MIT
+import Foundation
+import GRDB
+import WearMetrics
+
+/// The gateway's durable local cache: every record with a stable UUID and an outbox
+/// sequence, the device registry, and the outbox the sync engine drains.
+///
+/// SQLite in WAL mode, `synchronous = FULL`: a record is on disk once its group commit
+/// returns, and `blegate cache ...` can read from another process while the gateway
+/// writes. `append` never touches SQLite (see `GroupCommitter`); everything else goes
+/// through GRDB's serialized writer or its reader pool.
+public final class RecordCache: Sendable {
+    public let path: String
+    public let options: CacheOptions
+    let pool: DatabasePool
+    let cipher: PayloadCipher?
+    let committer: GroupCommitter
+
+    /// Opens (creating when allowed) the cache at `path`, migrating its schema.
+    public init(path: String, options: CacheOptions = CacheOptions()) throws(CacheError) {
+        self.path = path
+        self.options = options
+        let exists = FileManager.default.fileExists(atPath: path)
+        if !exists {
+            guard options.create else {
+                throw CacheError(.noCache, "no cache database at \(path) (the gateway creates it on its first run; check gateway.state_directory and cache.file, or pass --state-dir)")
+            }
+            let dir = (path as NSString).deletingLastPathComponent
+            if !dir.isEmpty {
+                do {
+                    try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true,
+                                                            attributes: [.posixPermissions: 0o750])
+                } catch {
+                    throw CacheError(.cannotOpen, "cannot create the directory \(dir): \(error.localizedDescription)")
+                }
+            }
+        }
+        var cipher: PayloadCipher?
+        if let key = options.encryptionKey { cipher = try PayloadCipher(keyBytes: key) }
+        self.cipher = cipher
+
+        var config = Configuration()
+        config.busyMode = .timeout(TimeInterval(options.busyTimeout.cacheSeconds))
+        config.label = "blegate-cache"
+        config.prepareDatabase { db in
+            try db.execute(sql: "PRAGMA synchronous = FULL")
+            // 8 MiB of page cache per connection (SQLite's default is 2 MiB): the id and
+            // outbox indexes of a day's records stay in memory instead of being re-read.
+            try db.execute(sql: "PRAGMA cache_size = -8192")
+        }
+        let pool: DatabasePool
+        do {
+            pool = try DatabasePool(path: path, configuration: config)
+            // Incremental auto-vacuum lets retention hand freed pages back to the file
+            // system. It can only be switched on before the first table exists, and in
+            // WAL mode takes a VACUUM (of an empty file here) to apply.
+            try pool.writeWithoutTransaction { db in
+                if try Int.fetchOne(db, sql: "SELECT count(*) FROM sqlite_master") == 0 {
+                    try db.execute(sql: "PRAGMA auto_vacuum = INCREMENTAL")
+                    try db.execute(sql: "VACUUM")
+                }
+            }
+            try CacheSchema.migrator.migrate(pool)
+        } catch {
+            throw CacheError(.cannotOpen, "cannot open the cache database \(path): \(error)")
+        }
+        self.pool = pool
+        if !exists {
+            // Health data: owner only (SQLite gives the -wal and -shm files the same mode).
+            chmod(path, 0o600)
+        }
+
+        let state: (next: Int64, members: [String: String])
+        do {
+            state = try pool.write { db in
+                try RecordCache.checkKey(db, cipher: cipher)
+                let maxSeq = try Int64.fetchOne(db, sql: "SELECT max(sequence) FROM record") ?? 0
+                let autoSeq = try Int64.fetchOne(db, sql: "SELECT seq FROM sqlite_sequence WHERE name = 'record'") ?? 0
+                var members: [String: String] = [:]
+                for row in try Row.fetchAll(db, sql: "SELECT address, client_id FROM device WHERE client_id IS NOT NULL") {
+                    members[row[0]] = row[1]
+                }
+                return (max(maxSeq, autoSeq) + 1, members)
+            }
+        } catch let e as CacheError {
+            throw e
+        } catch {
+            throw CacheError(.cannotOpen, "cannot read the cache database \(path): \(error)")
+        }
+        committer = GroupCommitter(pool: pool, cipher: cipher, interval: options.groupCommitInterval,
+                                   maxRecords: options.groupCommitRecords, nextSequence: state.next, members: state.members)
+    }
+
+    deinit {
+        committer.stopWithoutWaiting()
+    }
+
+    private static func checkKey(_ db: Database, cipher: PayloadCipher?) throws {
+        let check = try Data.fetchOne(db, sql: "SELECT value FROM cache_meta WHERE key = 'key_check'")
+        switch (cipher, check) {
+        case let (cipher?, check?):
+            guard cipher.verify(keyCheck: check) else {
+                throw CacheError(.wrongKey, "the encryption key does not open this cache (it was written with another key); use the key it was created with")
+            }
+        case let (cipher?, nil):
+            try db.execute(sql: "INSERT INTO cache_meta (key, value) VALUES ('key_check', ?)", arguments: [try cipher.makeKeyCheck()])
+        case (nil, _?):
+            if try Int.fetchOne(db, sql: "SELECT count(*) FROM record WHERE encrypted = 1") ?? 0 > 0 {
+                throw CacheError(.keyRequired, "this cache holds encrypted records: set cache.encryption_key_file to the key it was written with")
+            }
+        case (nil, nil):
+            break
+        }
+    }
+
+    // MARK: Appending (hot path)
+
+    /// Queues a record for the next group commit and returns its outbox sequence at
+    /// once. It is tagged with its device's member now, so a later pairing never
+    /// re-attributes what was measured before.
+    @discardableResult
+    public func append(_ record: WearMetrics) -> Int64 { committer.append(record) }
+
+    /// Queues several records (one lock); returns the sequence of the last one.
+    @discardableResult
+    public func append(_ records: [WearMetrics]) -> Int64 { committer.append(records) }
+
+    /// Waits until every record appended before this call is committed (SIGTERM, tests).
+    /// Throws `CacheError.writeFailed` when a commit fails meanwhile; the records stay
+    /// buffered and the writer keeps retrying.
+    public func flush() async throws { try await committer.flush() }
+
+    /// Waits until the record with this sequence (from `append`) is committed.
+    public func waitUntilCommitted(_ sequence: Int64) async throws { try await committer.waitUntilCommitted(sequence) }
+
+    /// Called on the writer thread after every commit; keep it short. nil removes it.
+    public func onCommit(_ handler: (@Sendable (CommitEvent) -> Void)?) { committer.setObserver(handler) }
+
+    /// Records appended but not yet committed.
+    public var bufferedCount: Int { committer.bufferedCount }
+
+    /// `CLOCK_MONOTONIC` nanoseconds, the clock of `CommitEvent.committedAt`.
+    public static func monotonicNanoseconds() -> UInt64 { Cache.monotonicNanoseconds() }
+
+    /// Commits what is buffered and stops the writer thread. The cache can still be read.
+    public func close() async throws { try await committer.stop() }
+
+    // MARK: Reading back
+
+    /// A stored record by id (committed records only).
+    public func storedRecord(id: String) async throws -> StoredRecord? {
+        let cipher = self.cipher
+        return try await pool.read { db in
+            try Row.fetchOne(db, sql: "SELECT \(RecordCache.recordColumns) FROM record WHERE id = ?", arguments: [id])
+                .map { try RecordCache.decode($0, cipher: cipher) }
+        }
+    }
+
+    /// Stored records in sequence order after `sequence`, at most `limit`.
+    public func storedRecords(after sequence: Int64 = 0, limit: Int = 1000) async throws -> [StoredRecord] {
+        let cipher = self.cipher
+        return try await pool.read { db in
+            try Row.fetchAll(db, sql: "SELECT \(RecordCache.recordColumns) FROM record WHERE sequence > ? ORDER BY sequence LIMIT ?",
+                             arguments: [sequence, limit])
+                .map { try RecordCache.decode($0, cipher: cipher) }
+        }
+    }
+
+    static let recordColumns = "sequence, id, client_id, state, reason, encrypted, payload"
+
+    /// Row (in `recordColumns` order) → StoredRecord.
+    static func decode(_ row: Row, cipher: PayloadCipher?) throws(CacheError) -> StoredRecord {
+        let id: String = row[1]
+        let json = try payloadText(id: id, encrypted: row[5], payload: row[6], cipher: cipher)
+        let record: WearMetrics
+        do {
+            record = try WearMetrics(jsonString: json)
+        } catch {
+            throw CacheError(.unreadablePayload, "record \(id): \(error)")
+        }
+        return StoredRecord(id: id, sequence: row[0], clientID: row[2], state: RecordState(column: row[3]), reason: row[4], record: record)
+    }
+
+    static func payloadText(id: String, encrypted: Bool, payload: Data, cipher: PayloadCipher?) throws(CacheError) -> String {
+        var bytes = payload
+        if encrypted {
+            guard let cipher else { throw CacheError(.keyRequired, "record \(id) is encrypted and no key was given") }
+            bytes = try cipher.open(payload, id: id)
+        }
+        return String(decoding: bytes, as: UTF8.self)
+    }
+}
