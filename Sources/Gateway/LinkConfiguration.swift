@@ -22,7 +22,7 @@ public struct LinkConfiguration: Sendable {
     public var maxPerAdapter = 7
     public var backoff = BackoffPolicy()
     /// A link must last this long to reset the backoff (shorter ones are flaps).
-    public var stableAfter: Double = 30
+    public var stableAfter: Double = 10
     public var connectTimeout: Duration = .seconds(35)
     /// How long to wait for the GATT objects after Connect.
     public var resolveTimeout: Duration = .seconds(30)

@@ -36,6 +36,9 @@ final class StrapLink: Sendable {
         }
     }
 
+    static let vanishedReason = "bluetoothd left the bus"
+    static let removedReason = "device removed"
+
     struct LinkLost: Error {
         var reason: String
     }
@@ -92,7 +95,8 @@ final class StrapLink: Sendable {
                     // Cancelled: the manager releases what is held.
                     return
                 }
-                let flap = tracker.linkDown(at: WallClock.monotonic())
+                let flap = tracker.linkDown(at: WallClock.monotonic(),
+                                            deviceFault: reason != Self.vanishedReason && reason != Self.removedReason)
                 let flapping = tracker.isFlapping(now: WallClock.monotonic())
                 context.pipeline.disconnected(deviceID: address)
                 let delay = flap ? tracker.nextDelay(now: WallClock.monotonic()) : 0
@@ -260,25 +264,23 @@ final class StrapLink: Sendable {
         let id = address
         let indicateOnly = c.flags.contains("indicate") && !c.flags.contains("notify")
         if preferred == .acquire, !indicateOnly {
-            do {
-                let reply = try await context.connection.call(destination: GATTNames.bluez, path: c.path, interface: GATTNames.characteristic,
-                                                              member: "AcquireNotify", [.dictionary(key: "s", value: "v", [])])
-                guard case .unixFD(let fd)? = reply.first else { throw LinkLost(reason: "AcquireNotify returned no socket") }
-                let signals = self.signals
-                let path = c.path
-                guard let registration = context.reader.add(fd, onData: { bytes in
-                    pipeline.heartRate(deviceID: id, bytes: bytes)
-                }, onHangup: {
-                    signals.post(.hangup(characteristic: path))
-                }) else { throw LinkLost(reason: "notify reader stopped") }
-                held.withLock { $0.subscriptions.append(.acquired(c.path, registration)) }
-                return .acquire
-            } catch let error as DBusError {
-                let m = error.message.lowercased()
-                if m.contains("not connected") { throw LinkLost(reason: "not connected") }
-                // NotSupported, NotPermitted, InProgress (a StartNotify session of ours), Failed:
-                // fall back to StartNotify.
+            // bluetoothd notices a closed socket of ours a moment after we close it (on its
+            // next poll); until then it answers "Notify acquired". Wait for it, then retry.
+            for _ in 0..<3 {
+                do {
+                    return try await acquire(c, pipeline: pipeline, id: id)
+                } catch let error as DBusError {
+                    let m = error.message.lowercased()
+                    if m.contains("not connected") { throw LinkLost(reason: "not connected") }
+                    guard m.contains("notify acquired") else { break }
+                    let path = c.path
+                    _ = try? await context.mirror.waitUntil(timeout: .seconds(2)) { s in
+                        s.characteristic(path: path)?.notifyAcquired != true
+                    }
+                }
             }
+            // NotSupported, NotPermitted, InProgress (a StartNotify session of ours), Failed:
+            // fall back to StartNotify.
         }
         context.routes.add(c.path) { bytes in pipeline.heartRate(deviceID: id, bytes: bytes) }
         do {
@@ -290,6 +292,21 @@ final class StrapLink: Sendable {
         }
         held.withLock { $0.subscriptions.append(.started(c.path)) }
         return .start
+    }
+
+    private func acquire(_ c: GattCharacteristic, pipeline: RecordPipeline, id: String) async throws -> NotifyMethod {
+        let reply = try await context.connection.call(destination: GATTNames.bluez, path: c.path, interface: GATTNames.characteristic,
+                                                      member: "AcquireNotify", [.dictionary(key: "s", value: "v", [])])
+        guard case .unixFD(let fd)? = reply.first else { throw LinkLost(reason: "AcquireNotify returned no socket") }
+        let signals = self.signals
+        let path = c.path
+        guard let registration = context.reader.add(fd, onData: { bytes in
+            pipeline.heartRate(deviceID: id, bytes: bytes)
+        }, onHangup: {
+            signals.post(.hangup(characteristic: path))
+        }) else { throw LinkLost(reason: "notify reader stopped") }
+        held.withLock { $0.subscriptions.append(.acquired(c.path, registration)) }
+        return .acquire
     }
 
     /// Device Information strings and Body Sensor Location, once per connection.
@@ -372,9 +389,9 @@ final class StrapLink: Sendable {
                 return "link lost"
             case .removed:
                 if context.mirror.device(path: device) != nil { continue }
-                return "device removed"
+                return Self.removedReason
             case .vanished:
-                return "bluetoothd left the bus"
+                return Self.vanishedReason
             case .hangup(let characteristic):
                 let path = characteristic
                 let known = held.withLock { h -> Bool in
@@ -383,6 +400,15 @@ final class StrapLink: Sendable {
                     return had
                 }
                 guard known else { continue }
+                // The socket closes before bluetoothd's signals say why: give the mirror a
+                // moment to show a disconnect (then this is a link loss) or the released
+                // socket (then the link is fine and the socket is taken again).
+                let why = try? await context.mirror.waitFor(timeout: .seconds(3)) { s -> Bool? in
+                    guard let d = s.device(path: device), d.connected else { return false }
+                    if s.characteristic(path: path)?.notifyAcquired == false { return true }
+                    return nil
+                }
+                if why == false { return "link lost" }
                 guard context.mirror.device(path: device)?.connected == true,
                       let c = context.mirror.snapshot.characteristic(path: path) else {
                     return "notification socket closed"

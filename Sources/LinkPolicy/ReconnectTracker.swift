@@ -21,7 +21,7 @@ public struct ReconnectTracker: Sendable {
     private var connectedAt: Double?
     private var jitter: JitterSource
 
-    public init(policy: BackoffPolicy = BackoffPolicy(), stableAfter: Double = 30, flapWindow: Double = 600,
+    public init(policy: BackoffPolicy = BackoffPolicy(), stableAfter: Double = 10, flapWindow: Double = 600,
                 flapThreshold: Int = 3, seed: UInt64 = 1) {
         self.policy = policy
         self.stableAfter = stableAfter
@@ -41,10 +41,12 @@ public struct ReconnectTracker: Sendable {
     }
 
     /// The link went down after being up. Returns true when it counted as a flap.
+    /// `deviceFault` is false when the cause was not the strap's (bluetoothd restarted,
+    /// the adapter went away): such a loss is neither a flap nor a success.
     @discardableResult
-    public mutating func linkDown(at now: Double) -> Bool {
+    public mutating func linkDown(at now: Double, deviceFault: Bool = true) -> Bool {
         defer { connectedAt = nil }
-        guard let since = connectedAt else { return false }
+        guard let since = connectedAt, deviceFault else { return false }
         flaps.removeAll { now - $0 > flapWindow }
         if now - since >= stableAfter {
             consecutiveFailures = 0
