@@ -11,6 +11,12 @@ let package = Package(
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
+        .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
+        .package(url: "https://github.com/adam-fowler/compress-nio", from: "1.5.0"),
+        .package(url: "https://github.com/apple/swift-nio", from: "2.101.3"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
     ],
     targets: [
         // C edge.
@@ -34,6 +40,36 @@ let package = Package(
         .target(name: "BlueZ", dependencies: ["DBus"]),
         // The cache-to-sync contract, so neither side depends on the other.
         .target(name: "Outbox", dependencies: ["WearMetrics"]),
+        // Delivers outbox records to the HTTP backend (docs/sync.md, docs/backend-openapi.yaml).
+        .target(
+            name: "Sync",
+            dependencies: [
+                "Outbox", "WearMetrics", "GATT",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "CompressNIO", package: "compress-nio"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOFoundationCompat", package: "swift-nio"),
+            ]
+        ),
+        // A loopback implementation of the backend contract with fault injection, for tests.
+        .target(
+            name: "TestBackend",
+            dependencies: [
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "CompressNIO", package: "compress-nio"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOFoundationCompat", package: "swift-nio"),
+            ]
+        ),
+        .executableTarget(
+            name: "blegate-test-backend",
+            dependencies: [
+                "TestBackend",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
+        ),
 
         .executableTarget(
             name: "blegate",
@@ -51,6 +87,7 @@ let package = Package(
         .testTarget(name: "WearMetricsTests", dependencies: ["WearMetrics"]),
         .testTarget(name: "SimulatorTests", dependencies: ["Simulator", "DBus", "GATT"]),
         .testTarget(name: "BlueZTests", dependencies: ["BlueZ", "Simulator", "DBus"]),
+        .testTarget(name: "SyncTests", dependencies: ["Sync", "TestBackend", "Outbox", "WearMetrics"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -4,7 +4,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-packages=(libdbus-1-dev libbluetooth-dev libsqlite3-dev dbus pkg-config)
+packages=(libdbus-1-dev libbluetooth-dev libsqlite3-dev zlib1g-dev dbus pkg-config)
 missing=()
 for p in "${packages[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
