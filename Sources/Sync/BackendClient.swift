@@ -56,6 +56,9 @@ public final class BackendClient: Sendable {
                 timeout: .init(connect: .nanoseconds(connectTimeout.nanoseconds), read: .nanoseconds(requestTimeout.nanoseconds))
             )
             configuration.connectionPool = .init(idleTimeout: .seconds(60))
+            // Fail a refused connection at once: the engine does its own backoff, and its
+            // status should say "unreachable", not "timed out" after the pool retried quietly.
+            configuration.connectionPool.retryConnectionEstablishment = false
             self.http = HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: configuration)
             self.ownsHTTPClient = true
         }

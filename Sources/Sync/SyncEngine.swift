@@ -149,10 +149,12 @@ public actor SyncEngine: Service {
         current.state = .stopped
         logger.info("sync stopped")
         emit(.stopped)
-        subscribers.withLock { s in
-            for c in s.continuations.values { c.finish() }
-            s.continuations.removeAll()
+        // Finish outside the lock: finishing runs onTermination, which takes it.
+        let ending = subscribers.withLock { s in
+            defer { s.continuations.removeAll() }
+            return Array(s.continuations.values)
         }
+        for c in ending { c.finish() }
     }
 
     /// Reads the token file; on failure the engine is unauthorized until the file changes.

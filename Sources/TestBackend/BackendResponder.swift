@@ -5,7 +5,7 @@ import NIOCore
 
 /// Answers the contract's endpoints (docs/backend-openapi.yaml) and the `/_admin` ones.
 struct BackendResponder: HTTPResponder {
-    typealias Context = BasicRequestContext
+    typealias Context = ConnectionContext
 
     let store: BackendStore
     let faults: FaultInjector
@@ -13,6 +13,7 @@ struct BackendResponder: HTTPResponder {
     let started: ContinuousClock.Instant
     /// Closes the listener for this long, then reopens it (`{"mode":"outage"}`).
     let outage: @Sendable (Duration) -> Void
+    let connections: OpenConnections
 
     static let maximumBody = 64 << 20
 
@@ -21,6 +22,7 @@ struct BackendResponder: HTTPResponder {
     }
 
     func respond(to request: Request, context: Context) async throws -> Response {
+        connections.track(context.channel)
         let path = request.uri.path
         if path == "/_admin" || path.hasPrefix("/_admin/") { return try await admin(request, path: path) }
         let arrived = ContinuousClock.now

@@ -16,14 +16,16 @@ actor Listener {
     private let host: String
     private(set) var port: Int
     private let responder: BackendResponder
+    private let connections: OpenConnections
     private let logger: Logger
     private var group: ServiceGroup?
     private var task: Task<Void, Never>?
 
-    init(host: String, port: Int, responder: BackendResponder, logger: Logger) {
+    init(host: String, port: Int, responder: BackendResponder, connections: OpenConnections, logger: Logger) {
         self.host = host
         self.port = port
         self.responder = responder
+        self.connections = connections
         self.logger = logger
     }
 
@@ -69,6 +71,7 @@ actor Listener {
         self.task = nil
         self.group = nil
         await group.triggerGracefulShutdown()
+        await connections.closeAll()
         await withTaskGroup(of: Void.self) { g in
             g.addTask { await task.value }
             g.addTask {

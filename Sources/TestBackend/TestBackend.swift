@@ -55,9 +55,11 @@ public final class TestBackend: Sendable {
         // The responder needs a way to start an outage on its own listener; it is wired
         // through a box because the listener is created after the responder.
         let box = OutageBox()
+        let connections = OpenConnections()
         let responder = BackendResponder(store: store, faults: faults, samplesPath: configuration.samplesPath,
-                                         started: .now, outage: { box.trigger($0) })
-        self.listener = Listener(host: configuration.host, port: configuration.port, responder: responder, logger: quiet)
+                                         started: .now, outage: { box.trigger($0) }, connections: connections)
+        self.listener = Listener(host: configuration.host, port: configuration.port, responder: responder,
+                                 connections: connections, logger: quiet)
         box.backend.withLock { $0 = WeakBackend(self) }
     }
 
