@@ -82,7 +82,14 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
-        .executableTarget(name: "blegate-bench", dependencies: ["DBus", "Simulator", "GATT", "HRV", "WearMetrics"], path: "Benchmarks/blegate-bench"),
+        .executableTarget(
+            name: "blegate-bench",
+            dependencies: [
+                "DBus", "Simulator", "GATT", "HRV", "WearMetrics", "Outbox", "Sync", "TestBackend",
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            path: "Benchmarks/blegate-bench"
+        ),
 
         .testTarget(name: "DBusTests", dependencies: ["DBus"]),
         .testTarget(name: "HCITests", dependencies: ["HCI"]),

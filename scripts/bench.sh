@@ -4,6 +4,7 @@
 #                                                              against a plain C libdbus receiver
 #   scripts/bench.sh simulator [--straps 10] [--rate 50,3000]   the simulator's emit rate and CPU per notification
 #   scripts/bench.sh decode                                    decode+normalize, HRV per beat
+#   scripts/bench.sh sync [--records 216000] [--batch 500,1000,5000]   sync engine → loopback TestBackend, records/s
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh -c release --product blegate-bench
@@ -20,5 +21,8 @@ case "$what" in
         ;;&
     decode|all)
         "$bin/blegate-bench" decode
+        ;;&
+    sync|all)
+        "$bin/blegate-bench" sync "$@"
         ;;
 esac

@@ -13,6 +13,8 @@ case "simulator":
     try await SimulatorBenchmarks.run(Array(arguments.dropFirst()))
 case "simulator-serve":
     try await SimulatorBenchmarks.serve(Array(arguments.dropFirst()))
+case "sync":
+    try await SyncBenchmarks.run(Array(arguments.dropFirst()))
 case "dbus-emit":
     try await DBusBenchmarks.emit(Array(arguments.dropFirst()))
 default:
@@ -20,5 +22,6 @@ default:
     usage: blegate-bench decode
            blegate-bench dbus [--rate R[,R...]] [--count N] [--c-reference PATH]   (rate 0 = saturation)
            blegate-bench simulator [--straps N] [--rate HZ[,HZ...]] [--seconds S]
+           blegate-bench sync [--records N] [--batch B[,B...]] [--sink wearmetrics|samples]
     """)
 }

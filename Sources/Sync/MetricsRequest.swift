@@ -7,8 +7,8 @@ import WearMetrics
 ///
 /// Built as text around each record's own `jsonString()`, so the record's JSON is exactly the
 /// WearMetrics v1.0 form the rest of the gateway writes, with `id` and `client_id` in front.
-enum MetricsRequest {
-    static func body(gatewayID: String, records: [OutboxRecord]) -> String {
+public enum MetricsRequest {
+    public static func body(gatewayID: String, records: [OutboxRecord]) -> String {
         var out = "{\"gateway_id\":"
         out.reserveCapacity(64 + records.count * 320)
         JSONValue.writeString(gatewayID, to: &out)
@@ -25,5 +25,11 @@ enum MetricsRequest {
         }
         out += "]}"
         return out
+    }
+
+    /// Bytes of the body as JSON and as sent (gzip), for benchmarks and diagnostics.
+    public static func encodedSizes(gatewayID: String, records: [OutboxRecord]) throws -> (json: Int, gzip: Int) {
+        let text = body(gatewayID: gatewayID, records: records)
+        return (text.utf8.count, try Gzip.compress(text).readableBytes)
     }
 }
