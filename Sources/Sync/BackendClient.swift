@@ -215,7 +215,7 @@ public final class BackendClient: Sendable {
                                 message: "backend \(endpoint) refused the request (\(r.status))\(detail)")
         case 404:
             return BackendError(kind: .notFound, endpoint: endpoint, status: 404,
-                                message: "backend has nothing at \(endpoint) (404); check backend.url\(r.status == 404 && endpoint == samplesURL ? " and backend.samples_path" : "")")
+                                message: "backend has nothing at \(endpoint) (404); check backend.url\(endpoint == samplesURL ? " and backend.samples_path" : "")")
         case 500...599:
             return BackendError(kind: .serverError, endpoint: endpoint, status: r.status,
                                 message: "backend \(endpoint) failed with \(r.status)\(detail)")

@@ -13,7 +13,8 @@ public struct SyncConfiguration: Sendable, Equatable {
     /// `gateway.id`, sent with every batch.
     public var gatewayID: String
     public var sink: SyncSink
-    /// `backend.batch_size`: records per request, 1…10000.
+    /// `backend.batch_size`: records per request, clamped to 1…10000 (the config layer
+    /// refuses values outside that range with an error before they get here).
     public var batchSize: Int
     /// `backend.interval`: how often to look for pending records without a `wake()`, and
     /// how often an unauthorized engine checks the token file.

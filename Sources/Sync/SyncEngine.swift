@@ -129,7 +129,8 @@ public actor SyncEngine: Service {
             case let .failed(message, status, retryAfter):
                 current.consecutiveFailures += 1
                 guard !draining else { break }
-                let delay = retryAfter.map { min($0, configuration.backoff.maximumRetryAfter) }
+                // Retry-After: 0 over and over must not become a busy loop on a Pi.
+                let delay = retryAfter.map { min(max($0, .milliseconds(100)), configuration.backoff.maximumRetryAfter) }
                     ?? configuration.backoff.delay(afterFailures: current.consecutiveFailures)
                 current.state = .backingOff(until: WallClock.now().adding(delay), reason: message)
                 logger.warning("sync failed, retrying", metadata: ["error": "\(message)", "retry_in": "\(delay.readable)",

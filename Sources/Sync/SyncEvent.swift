@@ -8,7 +8,7 @@ public enum SyncEvent: Sendable {
     case delivered(SyncReport, at: ContinuousClock.Instant)
     /// Records the backend refused for good, now quarantined.
     case quarantined([OutboxRejection])
-    /// A 413 (or 400) made the engine split `records` in two.
+    /// A 413 made the engine split a batch of `records` in two.
     case split(records: Int)
     /// An attempt failed; the engine waits `delay` (from Retry-After when `honouredRetryAfter`).
     case backingOff(error: String, status: Int?, delay: Duration, honouredRetryAfter: Bool, at: ContinuousClock.Instant)
