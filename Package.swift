@@ -16,6 +16,10 @@ let package = Package(
         .package(url: "https://github.com/LebJe/TOMLKit", from: "0.6.0"),
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
         .package(url: "https://github.com/apple/swift-crypto", from: "3.12.3"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
+        .package(url: "https://github.com/adam-fowler/compress-nio", from: "1.5.0"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
     ],
     targets: [
         // C edge.
@@ -59,6 +63,40 @@ let package = Package(
                 .product(name: "Crypto", package: "swift-crypto"),
             ]
         ),
+        // Delivers outbox records to the HTTP backend (docs/sync.md, docs/backend-openapi.yaml).
+        .target(
+            name: "Sync",
+            dependencies: [
+                "Outbox", "WearMetrics", "GATT",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "CompressNIO", package: "compress-nio"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOFoundationCompat", package: "swift-nio"),
+            ]
+        ),
+        // A loopback implementation of the backend contract with fault injection, for tests.
+        .target(
+            name: "TestBackend",
+            dependencies: [
+                "Outbox", "WearMetrics",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "CompressNIO", package: "compress-nio"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOFoundationCompat", package: "swift-nio"),
+            ]
+        ),
+        .executableTarget(
+            name: "blegate-test-backend",
+            dependencies: [
+                "TestBackend",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "UnixSignals", package: "swift-service-lifecycle"),
+            ]
+        ),
 
         .executableTarget(
             name: "blegate",
@@ -70,7 +108,14 @@ let package = Package(
                 .product(name: "NIOHTTP1", package: "swift-nio"),
             ]
         ),
-        .executableTarget(name: "blegate-bench", dependencies: ["DBus", "Simulator", "GATT", "HRV", "WearMetrics", "Cache", "Outbox"], path: "Benchmarks/blegate-bench"),
+        .executableTarget(
+            name: "blegate-bench",
+            dependencies: [
+                "DBus", "Simulator", "GATT", "HRV", "WearMetrics", "Cache", "Outbox", "Sync", "TestBackend",
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            path: "Benchmarks/blegate-bench"
+        ),
 
         // Shared by the test targets: running the real binary, background processes.
         .target(name: "BlegateTestSupport", path: "Tests/Support"),
@@ -92,6 +137,7 @@ let package = Package(
             name: "CacheTests",
             dependencies: ["Cache", "Config", "Outbox", "WearMetrics", "GATT", .product(name: "GRDB", package: "GRDB.swift")]
         ),
+        .testTarget(name: "SyncTests", dependencies: ["Sync", "TestBackend", "Outbox", "WearMetrics"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -8,6 +8,7 @@
 #                                                              cache insert rate (clear, AES-GCM), append cost,
 #                                                              append→committed latency p50/p99
 #   blegate-bench cache-backlog --path FILE                    216,000 pending records (60 devices × 1 h at 1 Hz)
+#   scripts/bench.sh sync [--records 216000] [--batch 500,1000,5000]   sync engine → loopback TestBackend, records/s
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh -c release --product blegate-bench
@@ -27,5 +28,8 @@ case "$what" in
         ;;&
     cache|all)
         if [ "$what" = all ]; then "$bin/blegate-bench" cache; else "$bin/blegate-bench" cache "$@"; fi
+        ;;&
+    sync|all)
+        if [ "$what" = all ]; then "$bin/blegate-bench" sync; else "$bin/blegate-bench" sync "$@"; fi
         ;;
 esac

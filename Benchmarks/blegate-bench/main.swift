@@ -17,6 +17,8 @@ case "cache":
     try await CacheBenchmarks.run(Array(arguments.dropFirst()))
 case "cache-backlog":
     try await CacheBenchmarks.backlog(Array(arguments.dropFirst()))
+case "sync":
+    try await SyncBenchmarks.run(Array(arguments.dropFirst()))
 case "dbus-emit":
     try await DBusBenchmarks.emit(Array(arguments.dropFirst()))
 default:
@@ -26,5 +28,6 @@ default:
            blegate-bench simulator [--straps N] [--rate HZ[,HZ...]] [--seconds S]
            blegate-bench cache [--records N] [--rate R] [--seconds S]
            blegate-bench cache-backlog --path FILE [--devices 60] [--seconds 3600] [--key-file FILE]
+           blegate-bench sync [--records N] [--batch B[,B...]] [--sink wearmetrics|samples]
     """)
 }

@@ -1,0 +1,234 @@
+// SPDX-License-Identifier: MIT
+#if canImport(Glibc)
+import Glibc
+#endif
+import AsyncHTTPClient
+import GATT
+import NIOCore
+import NIOHTTP1
+import Outbox
+import WearMetrics
+
+/// The backend's HTTP API (docs/backend-openapi.yaml): pairing, metrics, samples.
+///
+/// Every call carries the bearer token from `TokenStore` and a gzip body, and ends with a
+/// result or a `BackendError` whose message a gym engineer can act on. The client keeps no
+/// state between calls beyond HTTP keep-alive connections, so the sync engine decides all
+/// retrying.
+public final class BackendClient: Sendable {
+    public let baseURL: String
+    public let samplesPath: String
+    public let token: TokenStore
+    public let requestTimeout: Duration
+    private let http: HTTPClient
+    private let ownsHTTPClient: Bool
+
+    /// - Parameters:
+    ///   - baseURL: `backend.url`, `http://` or `https://`; paths are appended to it.
+    ///   - samplesPath: `backend.samples_path`, for the samples sink.
+    ///   - requestTimeout: the whole exchange, connect to last response byte.
+    ///   - connectTimeout: how long to wait for TCP (and TLS) to come up.
+    ///   - httpClient: share one; by default the client makes its own (call `shutdown()`).
+    public init(baseURL: String, token: TokenStore, samplesPath: String = "/api/v1/samples",
+                requestTimeout: Duration = .seconds(30), connectTimeout: Duration = .seconds(10),
+                httpClient: HTTPClient? = nil) throws(BackendError) {
+        let lower = baseURL.lowercased()
+        guard lower.hasPrefix("http://") || lower.hasPrefix("https://"),
+              baseURL.split(separator: "/", omittingEmptySubsequences: true).count >= 2 else {
+            throw BackendError(kind: .invalidConfiguration, endpoint: baseURL,
+                               message: "backend.url: must be an http:// or https:// URL, got \"\(baseURL)\". Example: url = \"https://backend.example/\"")
+        }
+        guard samplesPath.hasPrefix("/") else {
+            throw BackendError(kind: .invalidConfiguration, endpoint: samplesPath,
+                               message: "backend.samples_path: must start with /, got \"\(samplesPath)\". Example: samples_path = \"/api/v1/samples\"")
+        }
+        self.baseURL = baseURL
+        self.samplesPath = samplesPath
+        self.token = token
+        self.requestTimeout = requestTimeout
+        if let httpClient {
+            self.http = httpClient
+            self.ownsHTTPClient = false
+        } else {
+            var configuration = HTTPClient.Configuration(
+                // A redirected POST is a misconfigured URL; say so instead of following it.
+                redirectConfiguration: .disallow,
+                timeout: .init(connect: .nanoseconds(connectTimeout.nanoseconds), read: .nanoseconds(requestTimeout.nanoseconds))
+            )
+            configuration.connectionPool = .init(idleTimeout: .seconds(60))
+            // Fail a refused connection at once: the engine does its own backoff, and its
+            // status should say "unreachable", not "timed out" after the pool retried quietly.
+            configuration.connectionPool.retryConnectionEstablishment = false
+            self.http = HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: configuration)
+            self.ownsHTTPClient = true
+        }
+    }
+
+    /// Closes the client's connections; only needed when it made its own HTTP client.
+    public func shutdown() async throws {
+        if ownsHTTPClient { try await http.shutdown() }
+    }
+
+    public var metricsURL: String { url("/api/v1/metrics") }
+    public var pairURL: String { url("/api/v1/pair") }
+    public var samplesURL: String { url(samplesPath) }
+
+    func url(_ path: String) -> String {
+        var base = Substring(baseURL)
+        while base.hasSuffix("/") { base = base.dropLast() }
+        return base + path
+    }
+
+    // MARK: Calls
+
+    /// Exchanges a member's pairing code for the client id their records carry from now on.
+    public func pair(code: String, device: PairingDevice) async throws(BackendError) -> String {
+        let body = JSONValue.object([
+            ("code", .string(code)),
+            ("device", .object([
+                ("address", .string(device.address)),
+                ("name", device.name.map { .string($0) } ?? .null),
+                ("model", device.model.map { .string($0) } ?? .null),
+            ])),
+        ]).serialized()
+        let endpoint = pairURL
+        let response = try await exchange(endpoint, body: body)
+        switch response.status {
+        case 200..<300:
+            guard let pair = Wire.decode(Wire.Pair.self, from: response.body), !pair.clientID.isEmpty else {
+                throw BackendError(kind: .invalidResponse, endpoint: endpoint, status: response.status,
+                                   message: "backend answered the pairing at \(endpoint) with \(response.status) but no client_id; the backend does not follow the blegate contract")
+            }
+            return pair.clientID
+        case 404:
+            throw BackendError(kind: .unknownCode, endpoint: endpoint, status: 404,
+                               message: "pairing code \(code) is unknown to the backend; check the code shown to the member (codes are case-sensitive)")
+        case 409:
+            throw BackendError(kind: .codeAlreadyUsed, endpoint: endpoint, status: 409,
+                               message: "pairing code \(code) was already used; ask the member for a new code")
+        default:
+            throw failure(response, endpoint: endpoint)
+        }
+    }
+
+    /// Sends records to `POST /api/v1/metrics`. An empty list checks reachability and the token.
+    public func postMetrics(gatewayID: String, records: [OutboxRecord]) async throws(BackendError) -> MetricsResult {
+        let endpoint = metricsURL
+        let response = try await exchange(endpoint, body: MetricsRequest.body(gatewayID: gatewayID, records: records))
+        guard (200..<300).contains(response.status) else { throw failure(response, endpoint: endpoint) }
+        guard let m = Wire.decode(Wire.Metrics.self, from: response.body), m.inserted >= 0, m.duplicates >= 0 else {
+            throw BackendError(kind: .invalidResponse, endpoint: endpoint, status: response.status,
+                               message: "backend answered \(endpoint) with \(response.status) but not {inserted, duplicates, rejected}; will send again")
+        }
+        let rejected = (m.rejected ?? []).map { OutboxRejection(id: $0.id, reason: $0.reason ?? "rejected by the backend without a reason") }
+        return MetricsResult(inserted: m.inserted, duplicates: m.duplicates, rejected: rejected, status: response.status)
+    }
+
+    /// Sends samples to the samples sink (`POST {samples_path}`).
+    public func postSamples(_ samples: [Sample]) async throws(BackendError) -> SamplesResult {
+        let endpoint = samplesURL
+        let response = try await exchange(endpoint, body: Sample.requestBody(samples))
+        guard (200..<300).contains(response.status) else { throw failure(response, endpoint: endpoint) }
+        guard let s = Wire.decode(Wire.Samples.self, from: response.body), s.inserted >= 0, s.duplicates >= 0 else {
+            throw BackendError(kind: .invalidResponse, endpoint: endpoint, status: response.status,
+                               message: "backend answered \(endpoint) with \(response.status) but not {inserted, duplicates}; will send again")
+        }
+        return SamplesResult(inserted: s.inserted, duplicates: s.duplicates, status: response.status)
+    }
+
+    // MARK: HTTP
+
+    struct Response {
+        var status: Int
+        var headers: HTTPHeaders
+        var body: [UInt8]
+    }
+
+    private func exchange(_ endpoint: String, body: String) async throws(BackendError) -> Response {
+        var request = HTTPClientRequest(url: endpoint)
+        request.method = .POST
+        request.headers.add(name: "Content-Type", value: "application/json")
+        request.headers.add(name: "Accept", value: "application/json")
+        request.headers.add(name: "User-Agent", value: "blegate")
+        if let token = token.token { request.headers.add(name: "Authorization", value: "Bearer " + token) }
+        do {
+            request.headers.add(name: "Content-Encoding", value: "gzip")
+            request.body = .bytes(try Gzip.compress(body))
+        } catch {
+            throw BackendError(kind: .invalidConfiguration, endpoint: endpoint, message: "cannot gzip the request body: \(error)")
+        }
+        do {
+            let response = try await http.execute(request, timeout: .nanoseconds(requestTimeout.nanoseconds))
+            let collected = try await response.body.collect(upTo: 4 << 20)
+            return Response(status: Int(response.status.code), headers: response.headers, body: Array(collected.readableBytesView))
+        } catch {
+            throw transportFailure(error, endpoint: endpoint)
+        }
+    }
+
+    private func transportFailure(_ error: any Error, endpoint: String) -> BackendError {
+        if let e = error as? HTTPClientError {
+            switch e {
+            case .deadlineExceeded, .readTimeout, .writeTimeout:
+                return BackendError(kind: .timeout, endpoint: endpoint,
+                                    message: "backend \(endpoint) did not answer within \(requestTimeout.readable)")
+            case .connectTimeout:
+                return BackendError(kind: .unreachable, endpoint: endpoint,
+                                    message: "backend \(endpoint) unreachable: no connection within the connect timeout")
+            case .remoteConnectionClosed:
+                return BackendError(kind: .unreachable, endpoint: endpoint,
+                                    message: "backend \(endpoint) closed the connection before answering")
+            default:
+                break
+            }
+        }
+        return BackendError(kind: .unreachable, endpoint: endpoint, message: "backend \(endpoint) unreachable: \(Self.describe(error))")
+    }
+
+    /// `connection refused` rather than a type dump, where the error allows it.
+    private static func describe(_ error: any Error) -> String {
+        if let io = error as? IOError { return String(cString: strerror(io.errnoCode)) }
+        let text = String(describing: error)
+        if text.contains("connectionRefused") || text.contains("Connection refused") { return "connection refused" }
+        return text
+    }
+
+    /// A non-2xx answer as an error, classified per docs/sync.md.
+    func failure(_ r: Response, endpoint: String) -> BackendError {
+        let detail = Wire.errorText(r.body).map { ": \($0)" } ?? ""
+        switch r.status {
+        case 401, 403:
+            let fix = token.path.map { "put a valid token in \($0); syncing resumes when the file changes" } ?? "configure backend.token_file"
+            let what = token.token == nil ? "no token is configured" : "the backend refused the token"
+            return BackendError(kind: .tokenRefused, endpoint: endpoint, status: r.status,
+                                message: "\(what) (\(r.status) from \(endpoint))\(detail); \(fix)")
+        case 413:
+            return BackendError(kind: .payloadTooLarge, endpoint: endpoint, status: 413,
+                                message: "backend \(endpoint) refused the batch as too large (413)\(detail)")
+        case 429, 503:
+            let retry = r.headers.first(name: "Retry-After").flatMap { RetryAfter.parse($0, now: WallClock.now()) }
+            let after = retry.map { ", asks to retry after \($0.readable)" } ?? ""
+            return BackendError(kind: r.status == 429 ? .rateLimited : .unavailable, endpoint: endpoint, status: r.status, retryAfter: retry,
+                                message: "backend \(endpoint) is \(r.status == 429 ? "rate limiting" : "unavailable") (\(r.status))\(after)\(detail)")
+        case 400, 422:
+            return BackendError(kind: .badRequest, endpoint: endpoint, status: r.status,
+                                message: "backend \(endpoint) refused the request (\(r.status))\(detail)")
+        case 404:
+            return BackendError(kind: .notFound, endpoint: endpoint, status: 404,
+                                message: "backend has nothing at \(endpoint) (404); check backend.url\(endpoint == samplesURL ? " and backend.samples_path" : "")")
+        case 500...599:
+            return BackendError(kind: .serverError, endpoint: endpoint, status: r.status,
+                                message: "backend \(endpoint) failed with \(r.status)\(detail)")
+        default:
+            return BackendError(kind: .unexpectedStatus, endpoint: endpoint, status: r.status,
+                                message: "backend \(endpoint) answered with unexpected status \(r.status)\(detail)")
+        }
+    }
+}
+
+extension Duration {
+    var nanoseconds: Int64 {
+        let c = components
+        return c.seconds * 1_000_000_000 + c.attoseconds / 1_000_000_000
+    }
+}

@@ -1,0 +1,354 @@
+// SPDX-License-Identifier: MIT
+import Logging
+import Outbox
+import ServiceLifecycle
+import Synchronization
+import WearMetrics
+
+/// Moves records from the outbox to the backend, one request at a time, oldest first.
+///
+/// One request in flight keeps each device's records in measurement order at the backend
+/// (the outbox hands them out in insertion order; a failed batch is retried whole before
+/// anything newer goes). Nothing is forgotten on failure: a record stays pending until the
+/// backend has answered for it, so a crash or outage only means a replay, which the backend
+/// de-duplicates by record id. Retry policy by status: docs/sync.md.
+///
+/// As a `Service`, `run()` ends on graceful shutdown after delivering what it can within
+/// `drainTimeout`, or at once on cancellation.
+public actor SyncEngine: Service {
+    private let outbox: any SyncOutbox
+    private let client: BackendClient
+    public nonisolated let configuration: SyncConfiguration
+    private let logger: Logger
+
+    private var current: SyncStatus
+    private var stopRequested = false
+    private var drainDeadline: ContinuousClock.Instant?
+    private var wakeRequested = false
+    private var tokenReloadRequested = false
+    private var sleeper: Task<Void, Never>?
+    private var pauseKind: PauseKind?
+    private let subscribers = Mutex<(next: Int, continuations: [Int: AsyncStream<SyncEvent>.Continuation])>((0, [:]))
+
+    private enum PauseKind { case idle, backoff, unauthorized }
+
+    public init(outbox: any SyncOutbox, client: BackendClient, configuration: SyncConfiguration,
+                logger: Logger = Logger(label: "blegate.sync")) {
+        self.outbox = outbox
+        self.client = client
+        self.configuration = configuration
+        self.logger = logger
+        self.current = SyncStatus(endpoint: configuration.sink == .wearmetrics ? client.metricsURL : client.samplesURL)
+    }
+
+    /// The current snapshot for `blegate status`.
+    public var status: SyncStatus { current }
+
+    /// Every event from now on, until `run()` returns. Each call is a separate subscription.
+    public nonisolated func events() -> AsyncStream<SyncEvent> {
+        let (stream, continuation) = AsyncStream<SyncEvent>.makeStream(bufferingPolicy: .unbounded)
+        let id = subscribers.withLock { s in
+            let id = s.next
+            s.next += 1
+            s.continuations[id] = continuation
+            return id
+        }
+        continuation.onTermination = { [weak self] _ in
+            _ = self?.subscribers.withLock { $0.continuations.removeValue(forKey: id) }
+        }
+        return stream
+    }
+
+    /// New records are in the outbox: sync now instead of at the next interval. Ignored
+    /// while backing off, so a stream of new records cannot hammer a failing backend.
+    public func wake() {
+        if pauseKind == .idle { sleeper?.cancel() } else { wakeRequested = true }
+    }
+
+    /// Read the token file again and, if unauthorized, try again with it.
+    public func reloadToken() {
+        tokenReloadRequested = true
+        if pauseKind == .unauthorized || pauseKind == .idle { sleeper?.cancel() }
+    }
+
+    /// Finish the request in flight and return from `run()`.
+    public func stop() {
+        stopRequested = true
+        sleeper?.cancel()
+    }
+
+    /// Deliver what is pending (for at most `drainTimeout`), then return from `run()`.
+    /// A failure ends the drain at once: the records are safe in the cache.
+    public func drain() {
+        if drainDeadline == nil { drainDeadline = .now + configuration.drainTimeout }
+        sleeper?.cancel()
+    }
+
+    // MARK: Loop
+
+    public func run() async throws {
+        await withGracefulShutdownHandler {
+            await self.loop()
+        } onGracefulShutdown: {
+            Task { await self.drain() }
+        }
+    }
+
+    private var shouldStop: Bool {
+        stopRequested || Task.isCancelled || drainDeadline.map { ContinuousClock.now >= $0 } ?? false
+    }
+
+    private var draining: Bool { drainDeadline != nil }
+
+    private func loop() async {
+        logger.info("sync started", metadata: ["endpoint": "\(current.endpoint)", "sink": "\(configuration.sink.rawValue)",
+                                                "batch_size": "\(configuration.batchSize)"])
+        if client.token.path != nil { loadToken() }
+        while !shouldStop {
+            if case .unauthorized = current.state {
+                if tokenReloadRequested || client.token.fileChanged() {
+                    tokenReloadRequested = false
+                    if !loadToken() { await pause(configuration.interval, .unauthorized) }
+                } else if draining {
+                    break
+                } else {
+                    await pause(configuration.interval, .unauthorized)
+                }
+                continue
+            }
+            if tokenReloadRequested {
+                tokenReloadRequested = false
+                loadToken()
+                continue
+            }
+            switch await syncPass() {
+            case .caughtUp:
+                current.state = .idle
+                emit(.caughtUp)
+                if !draining { await pause(configuration.interval, .idle) }
+            case let .failed(message, status, retryAfter):
+                current.consecutiveFailures += 1
+                guard !draining else { break }
+                // Retry-After: 0 over and over must not become a busy loop on a Pi.
+                let delay = retryAfter.map { min(max($0, .milliseconds(100)), configuration.backoff.maximumRetryAfter) }
+                    ?? configuration.backoff.delay(afterFailures: current.consecutiveFailures)
+                current.state = .backingOff(until: WallClock.now().adding(delay), reason: message)
+                logger.warning("sync failed, retrying", metadata: ["error": "\(message)", "retry_in": "\(delay.readable)",
+                                                                  "failures": "\(current.consecutiveFailures)"])
+                emit(.backingOff(error: message, status: status, delay: delay, honouredRetryAfter: retryAfter != nil, at: .now))
+                await pause(delay, .backoff)
+            case let .unauthorized(message):
+                current.state = .unauthorized(reason: message)
+                logger.error("sync paused: token refused", metadata: ["error": "\(message)"])
+                emit(.unauthorized(message))
+            case .stopped:
+                break
+            }
+            // A drain is one pass: what could not be sent now stays in the cache.
+            if draining { break }
+        }
+        current.state = .stopped
+        logger.info("sync stopped")
+        emit(.stopped)
+        // Finish outside the lock: finishing runs onTermination, which takes it.
+        let ending = subscribers.withLock { s in
+            defer { s.continuations.removeAll() }
+            return Array(s.continuations.values)
+        }
+        for c in ending { c.finish() }
+    }
+
+    /// Reads the token file; on failure the engine is unauthorized until the file changes.
+    @discardableResult
+    private func loadToken() -> Bool {
+        do {
+            try client.token.reload()
+            if case .unauthorized = current.state {
+                current.state = .idle
+                current.consecutiveFailures = 0
+                logger.info("token reloaded, sync resumes")
+            }
+            emit(.tokenReloaded)
+            return true
+        } catch {
+            current.record(SyncErrorEntry(at: WallClock.now(), category: .config, message: error.message))
+            current.state = .unauthorized(reason: error.message)
+            logger.error("cannot read the backend token", metadata: ["error": "\(error.message)"])
+            emit(.unauthorized(error.message))
+            return false
+        }
+    }
+
+    private func pause(_ duration: Duration, _ kind: PauseKind) async {
+        if kind == .idle, wakeRequested { wakeRequested = false; return }
+        if kind != .backoff, tokenReloadRequested { return }
+        guard !shouldStop, duration > .zero else { return }
+        let sleep = Task<Void, Never> { _ = try? await Task.sleep(for: duration) }
+        sleeper = sleep
+        pauseKind = kind
+        await withTaskCancellationHandler { await sleep.value } onCancel: { sleep.cancel() }
+        sleeper = nil
+        pauseKind = nil
+        if kind == .idle { wakeRequested = false }
+    }
+
+    // MARK: Delivery
+
+    private enum Outcome {
+        case caughtUp
+        case failed(String, status: Int?, retryAfter: Duration?)
+        case unauthorized(String)
+        case stopped
+    }
+
+    /// Sends batches until nothing is pending or something fails.
+    private func syncPass() async -> Outcome {
+        while true {
+            if shouldStop { return .stopped }
+            let batch: [OutboxRecord]
+            do {
+                batch = try await outbox.pendingBatch(limit: configuration.batchSize)
+            } catch {
+                return storageFailure("cannot read pending records from the cache: \(error)")
+            }
+            if batch.isEmpty { return .caughtUp }
+            current.state = .syncing
+            if let failure = await deliver(batch[...]) { return failure }
+            current.consecutiveFailures = 0
+        }
+    }
+
+    /// Sends `records` (splitting on 413); nil when every record is settled.
+    private func deliver(_ records: ArraySlice<OutboxRecord>) async -> Outcome? {
+        let started = ContinuousClock.now
+        let endpoint = current.endpoint
+        do throws(BackendError) {
+            switch configuration.sink {
+            case .wearmetrics:
+                let result = try await client.postMetrics(gatewayID: configuration.gatewayID, records: Array(records))
+                return await settle(records, result: result, started: started)
+            case .samples:
+                return try await deliverSamples(records, started: started)
+            }
+        } catch {
+            report(records.count, status: error.status, started: started, endpoint: endpoint, error: error.message)
+            switch error.kind {
+            case .payloadTooLarge:
+                if records.count == 1 {
+                    let reason = "too large for the backend even on its own (413)"
+                    return await quarantine([OutboxRejection(id: records[records.startIndex].id, reason: reason)])
+                }
+                emit(.split(records: records.count))
+                logger.notice("backend refused the batch as too large, splitting", metadata: ["records": "\(records.count)"])
+                let middle = records.startIndex + records.count / 2
+                if let failure = await deliver(records[..<middle]) { return failure }
+                return await deliver(records[middle...])
+            case .tokenRefused:
+                current.record(SyncErrorEntry(at: WallClock.now(), category: .backend, message: error.message, httpStatus: error.status))
+                return .unauthorized(error.message)
+            default:
+                current.record(SyncErrorEntry(at: WallClock.now(), category: .backend, message: error.message, httpStatus: error.status))
+                return .failed(error.message, status: error.status, retryAfter: error.retryAfter)
+            }
+        }
+    }
+
+    private func deliverSamples(_ records: ArraySlice<OutboxRecord>, started: ContinuousClock.Instant) async throws(BackendError) -> Outcome? {
+        var samples: [Sample] = []
+        var skipped = 0
+        for r in records {
+            let s = SampleMapping.samples(for: r)
+            if s.isEmpty { skipped += 1 }
+            samples += s
+        }
+        var result = SamplesResult(inserted: 0, duplicates: 0, status: 0)
+        if !samples.isEmpty {
+            result = try await client.postSamples(samples)
+            guard result.inserted + result.duplicates == samples.count else {
+                let message = "backend \(current.endpoint) accounted for \(result.inserted + result.duplicates) of \(samples.count) samples; sending them again"
+                throw BackendError(kind: .invalidResponse, endpoint: current.endpoint, status: result.status, message: message)
+            }
+        }
+        do {
+            try await outbox.markDelivered(records.map(\.id))
+        } catch {
+            return storageFailure("cannot mark \(records.count) records delivered in the cache: \(error)")
+        }
+        current.delivered += records.count
+        let r = report(records.count, status: samples.isEmpty ? nil : result.status, started: started, endpoint: current.endpoint,
+                       inserted: result.inserted, duplicates: result.duplicates, skipped: skipped)
+        emit(.delivered(r, at: .now))
+        return nil
+    }
+
+    /// Marks what the backend holds, quarantines what it refused.
+    private func settle(_ records: ArraySlice<OutboxRecord>, result: MetricsResult, started: ContinuousClock.Instant) async -> Outcome? {
+        let ids = Set(records.map(\.id))
+        var rejections: [OutboxRejection] = []
+        var rejectedIDs = Set<String>()
+        for r in result.rejected where ids.contains(r.id) && rejectedIDs.insert(r.id).inserted { rejections.append(r) }
+        let delivered = records.lazy.map(\.id).filter { !rejectedIDs.contains($0) }
+        // Counts that do not add up mean the backend may not hold some records; sending the
+        // batch again is harmless (idempotent), losing records is not.
+        guard result.inserted + result.duplicates + rejections.count == records.count else {
+            let message = "backend \(current.endpoint) accounted for \(result.inserted + result.duplicates + rejections.count) of \(records.count) records; sending them again"
+            report(records.count, status: result.status, started: started, endpoint: current.endpoint, error: message)
+            current.record(SyncErrorEntry(at: WallClock.now(), category: .backend, message: message, httpStatus: result.status))
+            return .failed(message, status: result.status, retryAfter: nil)
+        }
+        do {
+            if !rejections.isEmpty { try await outbox.quarantine(rejections) }
+            try await outbox.markDelivered(Array(delivered))
+        } catch {
+            return storageFailure("cannot record the backend's answer for \(records.count) records in the cache: \(error)")
+        }
+        current.delivered += records.count - rejections.count
+        current.quarantined += rejections.count
+        if !rejections.isEmpty {
+            logger.warning("backend rejected records; quarantined", metadata: ["count": "\(rejections.count)"])
+            emit(.quarantined(rejections))
+        }
+        let r = report(records.count, status: result.status, started: started, endpoint: current.endpoint,
+                       inserted: result.inserted, duplicates: result.duplicates, rejected: rejections.count)
+        emit(.delivered(r, at: .now))
+        return nil
+    }
+
+    private func quarantine(_ rejections: [OutboxRejection]) async -> Outcome? {
+        do {
+            try await outbox.quarantine(rejections)
+        } catch {
+            return storageFailure("cannot quarantine \(rejections.count) records in the cache: \(error)")
+        }
+        current.quarantined += rejections.count
+        logger.warning("record quarantined", metadata: ["reason": "\(rejections.first?.reason ?? "")"])
+        emit(.quarantined(rejections))
+        return nil
+    }
+
+    private func storageFailure(_ message: String) -> Outcome {
+        current.record(SyncErrorEntry(at: WallClock.now(), category: .storage, message: message))
+        return .failed(message, status: nil, retryAfter: nil)
+    }
+
+    @discardableResult
+    private func report(_ records: Int, status: Int?, started: ContinuousClock.Instant, endpoint: String,
+                        inserted: Int = 0, duplicates: Int = 0, rejected: Int = 0, skipped: Int = 0, error: String? = nil) -> SyncReport {
+        let r = SyncReport(records: records, inserted: inserted, duplicates: duplicates, rejected: rejected, skipped: skipped,
+                           duration: .now - started, endpoint: endpoint, httpStatus: status, at: WallClock.now(), error: error)
+        current.lastSync = r
+        return r
+    }
+
+    private func emit(_ event: SyncEvent) {
+        subscribers.withLock { s in
+            for c in s.continuations.values { c.yield(event) }
+        }
+    }
+}
+
+extension UTCTimestamp {
+    func adding(_ d: Duration) -> UTCTimestamp {
+        UTCTimestamp(millisecondsSince1970: millisecondsSince1970 + Int64((d.seconds * 1000).rounded()))
+    }
+}

@@ -1,0 +1,193 @@
+// SPDX-License-Identifier: MIT
+import CompressNIO
+import Hummingbird
+import NIOCore
+
+/// Answers the contract's endpoints (docs/backend-openapi.yaml) and the `/_admin` ones.
+struct BackendResponder: HTTPResponder {
+    typealias Context = ConnectionContext
+
+    let store: BackendStore
+    let faults: FaultInjector
+    let samplesPath: String
+    let started: ContinuousClock.Instant
+    /// Closes the listener for this long, then reopens it (`{"mode":"outage"}`).
+    let outage: @Sendable (Duration) -> Void
+    let connections: OpenConnections
+
+    static let maximumBody = 64 << 20
+
+    private enum Route {
+        case pair, metrics, samples
+    }
+
+    func respond(to request: Request, context: Context) async throws -> Response {
+        connections.track(context.channel)
+        let path = request.uri.path
+        if path == "/_admin" || path.hasPrefix("/_admin/") { return try await admin(request, path: path) }
+        let arrived = ContinuousClock.now
+        let route: Route? = switch path {
+        case "/api/v1/pair": .pair
+        case "/api/v1/metrics": .metrics
+        case samplesPath: .samples
+        default: nil
+        }
+        let gzip = request.headers[.contentEncoding]?.lowercased() == "gzip"
+        let authorized = store.token.map { request.headers[.authorization] == "Bearer " + $0 } ?? true
+        func answer(_ status: Int, _ body: JSON, items: Int? = nil, headers: HTTPFields = [:]) -> Response {
+            store.log(RequestLogEntry(at: arrived, method: request.method.rawValue, path: path, status: status, gzip: gzip,
+                                      items: items, authorized: authorized))
+            return Self.json(status, body, headers: headers)
+        }
+        guard let route else { return answer(404, Self.error("no such endpoint: \(path)")) }
+        guard request.method == .post else { return answer(405, Self.error("use POST")) }
+
+        let (delay, injected) = faults.beforeHandling()
+        if delay > .zero { try await Task.sleep(for: delay) }
+        if let injected {
+            var headers: HTTPFields = [:]
+            if let retryAfter = injected.retryAfter { headers[.retryAfter] = retryAfter }
+            return answer(injected.code, Self.error("injected fault: \(injected.code)"), headers: headers)
+        }
+        guard authorized else { return answer(401, Self.error("missing or wrong bearer token")) }
+
+        var request = request
+        let body: JSON
+        do {
+            var raw = try await request.collectBody(upTo: Self.maximumBody)
+            switch request.headers[.contentEncoding]?.lowercased() {
+            case nil, "identity"?: break
+            case "gzip"?: raw = try raw.decompress(with: .gzip(), maxSize: Self.maximumBody * 4)
+            case let other?: return answer(415, Self.error("unsupported Content-Encoding \(other); use gzip"))
+            }
+            body = try JSON.parse(Array(raw.readableBytesView))
+        } catch {
+            return answer(400, Self.error("body is not gzip-compressed JSON: \(error)"))
+        }
+
+        switch route {
+        case .pair:
+            guard let code = body["code"]?.string, !code.isEmpty else { return answer(400, Self.error("code: required string")) }
+            guard let device = body["device"], let address = device["address"]?.string, !address.isEmpty else {
+                return answer(400, Self.error("device.address: required string"))
+            }
+            switch store.pair(code: code, device: device) {
+            case let .paired(clientID): return answer(200, .object(["client_id": .string(clientID)]))
+            case .unknown: return answer(404, Self.error("unknown pairing code"))
+            case .used: return answer(409, Self.error("pairing code already used"))
+            }
+        case .metrics:
+            guard let gateway = body["gateway_id"]?.string, !gateway.isEmpty else {
+                return answer(400, Self.error("gateway_id: required non-empty string"))
+            }
+            guard let records = body["records"]?.array else { return answer(400, Self.error("records: required array")) }
+            if faults.refusesBatch(of: records.count) {
+                return answer(413, Self.error("batch of \(records.count) records is too large"), items: records.count)
+            }
+            let (inserted, duplicates, rejected) = store.accept(records: records, gatewayID: gateway)
+            return answer(200, .object([
+                "inserted": .number(Double(inserted)),
+                "duplicates": .number(Double(duplicates)),
+                "rejected": .array(rejected.map { .object(["id": .string($0.id), "reason": .string($0.reason)]) }),
+            ]), items: records.count)
+        case .samples:
+            guard let items = body["samples"]?.array else { return answer(400, Self.error("samples: required array")) }
+            var samples: [StoredSample] = []
+            for (i, s) in items.enumerated() {
+                guard let uuid = s["uuid"]?.string, RecordValidation.isUUID(uuid) else { return answer(400, Self.error("samples[\(i)].uuid: must be a UUID")) }
+                guard let type = s["dataType"]?.string, !type.isEmpty else { return answer(400, Self.error("samples[\(i)].dataType: required")) }
+                guard let value = s["value"]?.number else { return answer(400, Self.error("samples[\(i)].value: must be a number")) }
+                guard s["unit"]?.string != nil else { return answer(400, Self.error("samples[\(i)].unit: required")) }
+                for key in ["startDate", "endDate"] {
+                    guard let d = s[key]?.string, RecordValidation.isTimestamp(d) else {
+                        return answer(400, Self.error("samples[\(i)].\(key): must be an ISO 8601 time"))
+                    }
+                }
+                samples.append(StoredSample(uuid: uuid, dataType: type, value: value, json: s))
+            }
+            if faults.refusesBatch(of: samples.count) {
+                return answer(413, Self.error("batch of \(samples.count) samples is too large"), items: samples.count)
+            }
+            let (inserted, duplicates) = store.accept(samples: samples)
+            return answer(200, .object(["inserted": .number(Double(inserted)), "duplicates": .number(Double(duplicates))]), items: samples.count)
+        }
+    }
+
+    // MARK: Admin
+
+    private func admin(_ request: Request, path: String) async throws -> Response {
+        var request = request
+        func body() async throws -> JSON {
+            let raw = try await request.collectBody(upTo: 1 << 20)
+            return raw.readableBytes == 0 ? .object([:]) : try JSON.parse(Array(raw.readableBytesView))
+        }
+        switch (request.method, path) {
+        case (.get, "/_admin/records"):
+            let records = store.records
+            return Self.json(200, .object([
+                "count": .number(Double(records.count)),
+                "records": .array(records.map { .object(["gateway_id": .string($0.gatewayID), "record": $0.json]) }),
+            ]))
+        case (.get, "/_admin/samples"):
+            let samples = store.samples
+            return Self.json(200, .object(["count": .number(Double(samples.count)), "samples": .array(samples.map(\.json))]))
+        case (.get, "/_admin/pairings"):
+            return Self.json(200, .object(["pairings": .array(store.pairings.map {
+                .object(["code": .string($0.code), "client_id": .string($0.clientID), "device": $0.device])
+            })]))
+        case (.get, "/_admin/requests"):
+            return Self.json(200, .object(["requests": .array(store.requests.map { e in
+                let ms = (e.at - started).components
+                return .object([
+                    "at_ms": .number(Double(ms.seconds * 1000 + ms.attoseconds / 1_000_000_000_000_000)),
+                    "method": .string(e.method), "path": .string(e.path), "status": .number(Double(e.status)),
+                    "gzip": .bool(e.gzip), "items": e.items.map { .number(Double($0)) } ?? .null, "authorized": .bool(e.authorized),
+                ])
+            })]))
+        case (.get, "/_admin/faults"):
+            return Self.json(200, .object(["faults": .array(faults.faults.map(\.json))]))
+        case (.delete, "/_admin/faults"):
+            faults.clear()
+            return Self.json(200, .object(["faults": .array([])]))
+        case (.post, "/_admin/faults"):
+            let json: JSON
+            do { json = try await body() } catch { return Self.json(400, Self.error("body must be JSON: \(error)")) }
+            let items = json["faults"]?.array ?? [json]
+            var parsed: [Fault.Request] = []
+            do {
+                for item in items { parsed.append(try Fault.request(item)) }
+            } catch {
+                return Self.json(400, Self.error("\(error)"))
+            }
+            for p in parsed {
+                switch p {
+                case let .fault(f): faults.add(f)
+                case let .outage(d): outage(d)
+                }
+            }
+            return Self.json(200, .object(["faults": .array(faults.faults.map(\.json))]))
+        case (.post, "/_admin/token"):
+            guard let json = try? await body() else { return Self.json(400, Self.error("body must be JSON")) }
+            store.token = json["token"]?.string
+            return Self.json(200, .object([:]))
+        case (.post, "/_admin/codes"):
+            guard let codes = (try? await body())?["codes"]?.array?.compactMap(\.string) else {
+                return Self.json(400, Self.error("codes: required array of strings"))
+            }
+            store.addCodes(codes)
+            return Self.json(200, .object([:]))
+        default:
+            return Self.json(404, Self.error("no such admin endpoint: \(request.method.rawValue) \(path)"))
+        }
+    }
+
+    // MARK: Helpers
+
+    static func error(_ message: String) -> JSON { .object(["error": .string(message)]) }
+
+    static func json(_ status: Int, _ body: JSON, headers: HTTPFields = [:]) -> Response {
+        var headers = headers
+        headers[.contentType] = "application/json"
+        return Response(status: .init(code: status), headers: headers, body: .init(byteBuffer: ByteBuffer(string: body.text)))
+    }
+}

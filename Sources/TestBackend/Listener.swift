@@ -1,0 +1,112 @@
+// SPDX-License-Identifier: MIT
+import Hummingbird
+import Logging
+import NIOCore
+import ServiceLifecycle
+import Synchronization
+
+/// The HTTP listener, which can be closed and reopened on the same port: an outage where
+/// connecting is refused, as when a backend's host or load balancer is down, not merely
+/// a server answering errors.
+actor Listener {
+    struct NotRunning: Error, CustomStringConvertible {
+        var description: String { "the test backend's server stopped before it started listening" }
+    }
+
+    private let host: String
+    private(set) var port: Int
+    private let responder: BackendResponder
+    private let connections: OpenConnections
+    private let logger: Logger
+    private var group: ServiceGroup?
+    private var task: Task<Void, Never>?
+
+    init(host: String, port: Int, responder: BackendResponder, connections: OpenConnections, logger: Logger) {
+        self.host = host
+        self.port = port
+        self.responder = responder
+        self.connections = connections
+        self.logger = logger
+    }
+
+    var isOpen: Bool { task != nil }
+
+    /// Starts listening; the first open with port 0 picks a free port, later opens reuse it.
+    @discardableResult
+    func open() async throws -> Int {
+        if task != nil { return port }
+        let started = StartSignal()
+        let app = Application(
+            responder: responder,
+            configuration: .init(address: .hostname(host, port: port), reuseAddress: true),
+            onServerRunning: { channel in started.resolve(.success(channel.localAddress?.port ?? 0)) },
+            logger: logger
+        )
+        let group = ServiceGroup(configuration: .init(services: [app], gracefulShutdownSignals: [], logger: logger))
+        self.group = group
+        // Detached: a task started from a request handler (an admin-triggered outage) would
+        // otherwise inherit the old server's graceful-shutdown task-locals.
+        self.task = Task.detached {
+            do {
+                try await group.run()
+                started.resolve(.failure(NotRunning()))
+            } catch {
+                started.resolve(.failure(error))
+            }
+        }
+        do {
+            port = try await started.wait()
+        } catch {
+            task = nil
+            self.group = nil
+            throw error
+        }
+        return port
+    }
+
+    /// Stops accepting and closes every connection (after answering requests in flight,
+    /// for at most `grace`), so clients see refused connections until `open()`.
+    func close(grace: Duration = .seconds(5)) async {
+        guard let task, let group else { return }
+        self.task = nil
+        self.group = nil
+        await group.triggerGracefulShutdown()
+        await connections.closeAll()
+        await withTaskGroup(of: Void.self) { g in
+            g.addTask { await task.value }
+            g.addTask {
+                try? await Task.sleep(for: grace)
+                task.cancel()
+            }
+            await g.next()
+            g.cancelAll()
+        }
+        await task.value
+    }
+}
+
+/// Resolves once, whichever comes first: the server is listening, or it failed.
+final class StartSignal: Sendable {
+    private let state = Mutex<(result: Result<Int, any Error>?, waiter: CheckedContinuation<Int, any Error>?)>((nil, nil))
+
+    func resolve(_ result: Result<Int, any Error>) {
+        let waiter = state.withLock { s -> CheckedContinuation<Int, any Error>? in
+            guard s.result == nil else { return nil }
+            s.result = result
+            defer { s.waiter = nil }
+            return s.waiter
+        }
+        waiter?.resume(with: result)
+    }
+
+    func wait() async throws -> Int {
+        try await withCheckedThrowingContinuation { c in
+            let ready = state.withLock { s -> Result<Int, any Error>? in
+                if let r = s.result { return r }
+                s.waiter = c
+                return nil
+            }
+            if let ready { c.resume(with: ready) }
+        }
+    }
+}

@@ -1,0 +1,27 @@
+// SPDX-License-Identifier: MIT
+
+/// A record the backend accepted, in arrival order.
+public struct StoredRecord: Sendable, Equatable {
+    public var id: String
+    public var clientID: String?
+    public var gatewayID: String
+    public var deviceID: String
+    public var timestamp: String
+    /// The record exactly as received (id, client_id and the WearMetrics fields).
+    public var json: JSON
+}
+
+/// A sample the samples endpoint accepted.
+public struct StoredSample: Sendable, Equatable {
+    public var uuid: String
+    public var dataType: String
+    public var value: Double
+    public var json: JSON
+}
+
+/// A pairing code that was exchanged.
+public struct Pairing: Sendable, Equatable {
+    public var code: String
+    public var clientID: String
+    public var device: JSON
+}
