@@ -1,10 +1,14 @@
 #!/usr/bin/env bash
-# Runs blegate against the real bluetoothd 5.66 with two virtual controllers in the
-# throw-away VM of ../shared/realbluez (as root; about 1-2 minutes). The gateway uses
-# hci1; hci0 is the VM's heart-rate peripheral "HR-Sim".
+# SPDX-License-Identifier: MIT
+# blegate against the real bluetoothd 5.66 with two virtual LE controllers, in the
+# throw-away VM of ../shared/realbluez (as root; about 2 minutes). The gateway uses hci1;
+# hci0 is the VM's heart-rate peripheral "HR-Sim" (notifies 0x2A37 at 1 Hz).
 #
-# Checks now: `blegate scan --adapter hci1 --json` finds HR-Sim with the Heart Rate
-# service. (`blegate stream` joins when it exists; then .ci/run calls this script.)
+# Checks, all through org.bluez on the real daemon:
+#   scan    finds HR-Sim with the Heart Rate service on hci1;
+#   stream  connects, subscribes via AcquireNotify and again via StartNotify, prints
+#           Heart Rate records for HR-Sim, and exits 0 with no malformed payloads;
+#   doctor  sees bluetoothd, its version and both adapters, with no failed check.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 realbluez=${REALBLUEZ:-../shared/realbluez}
@@ -16,16 +20,39 @@ swift build --product blegate
 bin="$(swift build --show-bin-path)/blegate"
 
 out=$(mktemp -d /tmp/blegate-realbluez.XXXXXX)
-RB_OUT="$out" "$realbluez/run-hr-demo.sh" -- "$bin" scan --adapter hci1 --json --timeout 10
-# The command's own output inside the VM is in client.log.
-line=$(grep '"name":"HR-Sim"' "$out/client.log" | head -n 1 || true)
-echo "scan: ${line:-(nothing)}"
-if [ -z "$line" ]; then
-    echo "realbluez-check: FAILED: scan did not report HR-Sim (logs in $out)" >&2
-    exit 1
-fi
-case "$line" in
-    *'"adapter":"hci1"'*'0000180d-0000-1000-8000-00805f9b34fb'*|*'0000180d-0000-1000-8000-00805f9b34fb'*'"adapter":"hci1"'*) ;;
-    *) echo "realbluez-check: FAILED: HR-Sim seen without the Heart Rate service on hci1: $line" >&2; exit 1 ;;
-esac
-echo "realbluez-check: scan found HR-Sim on hci1 through the real bluetoothd: 1 passed, 0 failed"
+RB_OUT="$out" CLIENT_TIMEOUT=200 "$realbluez/run-hr-demo.sh" -- bash "$PWD/scripts/realbluez-guest.sh" "$bin" || true
+log="$out/client.log"
+[ -s "$log" ] || { echo "realbluez-check: FAILED: no client.log from the VM (logs in $out)" >&2; exit 1; }
+
+passed=0; failed=0
+check() { # description, then a command that must succeed
+    local what=$1; shift
+    if "$@"; then passed=$((passed + 1)); echo "ok    $what"; else failed=$((failed + 1)); echo "FAIL  $what" >&2; fi
+}
+has() { grep -qE "$1" "$log"; }
+count() { grep -cE "$1" "$log" || true; }
+
+scanline=$(grep '^SCAN {' "$log" | grep '"name":"HR-Sim"' | head -n 1 || true)
+echo "scan: ${scanline:-(nothing)}"
+check "scan found HR-Sim on hci1 with the Heart Rate service" \
+    bash -c '[[ "$1" == *"\"adapter\":\"hci1\""* && "$1" == *0000180d-0000-1000-8000-00805f9b34fb* ]]' _ "$scanline"
+check "scan exited 0" has '^GUEST scan exit 0$'
+
+address=$(sed -n 's/.*"address":"\([0-9A-F:]*\)".*/\1/p' <<<"$scanline")
+for notify in acquire start; do
+    via=$([ $notify = acquire ] && echo AcquireNotify || echo StartNotify)
+    n=$(count "^STREAM-$notify \{.*\"device_id\":\"$address\",\"source\":\"ble_hrm\".*\"sensor_contact\"")
+    echo "stream --notify $notify: $n heart-rate records; stderr:"
+    grep "^STREAMERR-$notify " "$log" | sed 's/^/    /' || true
+    check "stream --notify $notify connected via $via" has "^STREAMERR-$notify blegate stream: connected HR-Sim .* on hci1, notifications via $via"
+    check "stream --notify $notify printed at least 8 heart-rate records for HR-Sim ($n)" test "$n" -ge 8
+    check "stream --notify $notify counted every notification, none malformed" \
+        has "^STREAMERR-$notify blegate stream: HR-Sim \($address\): $n notifications, 0 malformed"
+    check "stream --notify $notify exited 0" has "^GUEST stream $notify exit 0$"
+done
+check "doctor: bluetoothd and its version" has '^DOCTOR ok +bluetoothd: BlueZ 5\.[0-9]+'
+check "doctor: hci1 over D-Bus" has '^DOCTOR ok +adapter hci1: '
+check "doctor: no failed check" has '^DOCTOR [0-9]+ ok, [0-9]+ warn, 0 fail$'
+
+echo "realbluez-check: $passed passed, $failed failed (logs in $out)"
+[ "$failed" -eq 0 ]

@@ -184,6 +184,25 @@ public final class BlueZMirror: Sendable {
         snapshot.hasResolvedGATT(device: device, requiring: uuids)
     }
 
+    /// Reads one object's interface afresh (Properties.GetAll) and applies it as if
+    /// bluetoothd had signalled it.
+    ///
+    /// bluetoothd 5.66 does not always signal a change: in the realbluez VM neither
+    /// `Connected=true` nor `ServicesResolved=true` came as PropertiesChanged after a
+    /// Connect. A client that just connected refreshes the device instead of trusting a
+    /// signal that may never come. Use it right after a call that changes state, not to
+    /// poll: a change signalled while the reply travels can be applied before it.
+    public func refresh(_ path: DBusObjectPath, interface: String) async throws(DBusError) {
+        let owner = state.withLock { $0.owner }
+        guard let owner else { return }
+        let reply = try await connection.call(destination: owner, path: path, interface: Self.properties, member: "GetAll", [.string(interface)])
+        guard let props = reply.first?.stringKeyedValue else { return }
+        let kept = BlueZSnapshot.keptProperties(of: interface)
+        let values = props.filter { kept.contains($0.key) }
+        guard !values.isEmpty else { return }
+        ingest(.changed(path, interface: interface, values, invalidated: []), sender: owner)
+    }
+
     // MARK: Events and waiting
 
     /// Every change from now on, in order. The buffer is unbounded: mirror events

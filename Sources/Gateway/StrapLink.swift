@@ -182,6 +182,7 @@ final class StrapLink: Sendable {
                 return .cancelled
             }
             self.update { $0.state = .resolving }
+            try? await self.context.mirror.refresh(path, interface: GATTNames.device)
             return await self.resolveAndSubscribe(path)
         }
         return outcome
@@ -244,14 +245,21 @@ final class StrapLink: Sendable {
     private func subscribeAll(device: DBusObjectPath, heartRate: GattCharacteristic) async -> Outcome {
         let d = context.mirror.device(path: device)
         let method = context.configuration.notifyMethod(address: address, name: d?.name)
-        let used: NotifyMethod
-        do {
-            used = try await subscribeHeartRate(heartRate, preferred: method)
-        } catch let lost as LinkLost {
-            return .failure(.abortByLocal, lost.reason)
-        } catch {
-            return .failure(.other, "\(error)")
+        var used: NotifyMethod?
+        // Right after Connect the GATT client may not be ready yet (bluetoothd answers
+        // "Not connected" although Connect succeeded): retry while the link is up.
+        for attempt in 0..<20 where used == nil {
+            do {
+                used = try await subscribeHeartRate(heartRate, preferred: method)
+            } catch let lost as LinkLost {
+                guard attempt < 19, await isConnectedNow(device) else { return .failure(.abortByLocal, lost.reason) }
+                try? await Task.sleep(for: .milliseconds(250))
+                if Task.isCancelled { return .cancelled }
+            } catch {
+                return .failure(.other, "\(error)")
+            }
         }
+        guard let used else { return .failure(.abortByLocal, "could not subscribe") }
         await readDeviceInformation(device)
         await subscribeBattery(device)
         return .streaming(used)
@@ -385,7 +393,7 @@ final class StrapLink: Sendable {
             // leaves it: a late signal from an earlier session must not end this one.
             switch signal {
             case .disconnected:
-                if context.mirror.device(path: device)?.connected == true { continue }
+                if await isConnectedNow(device) { continue }
                 return "link lost"
             case .removed:
                 if context.mirror.device(path: device) != nil { continue }
@@ -417,11 +425,20 @@ final class StrapLink: Sendable {
                     let method = try await subscribeHeartRate(c, preferred: .acquire)
                     context.emit(.resubscribed(address: address, notify: method))
                     update { $0.notify = method }
+                } catch is LinkLost {
+                    return "link lost"
                 } catch {
-                    return "notification socket closed and could not be re-acquired"
+                    return "notification socket closed and could not be re-acquired: \(error)"
                 }
             }
         }
+    }
+
+    /// Asks bluetoothd itself (not the mirror) whether the device is connected.
+    private func isConnectedNow(_ device: DBusObjectPath) async -> Bool {
+        let reply = try? await context.connection.call(destination: GATTNames.bluez, path: device, interface: "org.freedesktop.DBus.Properties",
+                                                        member: "Get", [.string(GATTNames.device), .string("Connected")], timeout: .seconds(5))
+        return reply?.first?.boolValue == true
     }
 
     // MARK: Clean-up

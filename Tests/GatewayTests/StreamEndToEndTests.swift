@@ -115,30 +115,30 @@ struct StreamEndToEndTests {
             var connects = 5
             #expect(await stream.waitForStderr("connected ", count: connects, timeout: 60), "\(stream.stderr)")
 
-            try await Task.sleep(for: .seconds(5))
+            try await Task.sleep(for: .seconds(12))
             #expect(await sim.linkLoss(sim.devices[0].address) == 1)
             #expect(await sim.linkLoss(sim.devices[1].address) == 1)
             connects += 2
             #expect(await stream.waitForStderr("connected ", count: connects, timeout: 60), "after link loss:\n\(stream.stderr)")
 
-            try await Task.sleep(for: .seconds(5))
+            try await Task.sleep(for: .seconds(12))
             _ = await sim.failConnect(sim.devices[2].address, count: 3)
             #expect(await sim.linkLoss(sim.devices[2].address) == 1)
             connects += 1
             #expect(await stream.waitForStderr("connected ", count: connects, timeout: 90), "after Connect failures:\n\(stream.stderr)")
             #expect(stream.stderr.components("connect \(sim.devices[2].address) failed") >= 3, "\(stream.stderr)")
 
-            try await Task.sleep(for: .seconds(5))
+            try await Task.sleep(for: .seconds(12))
             await sim.restartDaemon(after: 1)
             connects += 5
             #expect(await stream.waitForStderr("connected ", count: connects, timeout: 90), "after the restart:\n\(stream.stderr)")
             #expect(stream.stderr.contains("bluetoothd left the bus"))
 
-            try await Task.sleep(for: .seconds(10))
+            try await Task.sleep(for: .seconds(12))
             #expect(await sim.linkLoss("*") == 5)
             connects += 5
             #expect(await stream.waitForStderr("connected ", count: connects, timeout: 90), "after losing every link:\n\(stream.stderr)")
-            try await Task.sleep(for: .seconds(10))
+            try await Task.sleep(for: .seconds(12))
 
             try await Self.finish(stream, sim)
             try Self.checkExact(stream, sim)
@@ -160,16 +160,16 @@ struct StreamEndToEndTests {
             var connects = 3
             #expect(await stream.waitForStderr("connected ", count: connects, timeout: 60), "\(stream.stderr)")
             for round in 0..<2 {
-                try await Task.sleep(for: .seconds(4))
+                try await Task.sleep(for: .seconds(11))
                 #expect(await sim.linkLoss("*") == 3)
                 connects += 3
                 #expect(await stream.waitForStderr("connected ", count: connects, timeout: 60), "round \(round):\n\(stream.stderr)")
             }
-            try await Task.sleep(for: .seconds(4))
+            try await Task.sleep(for: .seconds(11))
             await sim.restartDaemon(after: 1)
             connects += 3
             #expect(await stream.waitForStderr("connected ", count: connects, timeout: 90), "after the restart:\n\(stream.stderr)")
-            try await Task.sleep(for: .seconds(4))
+            try await Task.sleep(for: .seconds(11))
             try await Self.finish(stream, sim)
             try Self.checkExact(stream, sim)
             #expect(stream.stderr.contains("via StartNotify"))
