@@ -122,6 +122,12 @@ public final class NotifySocketReader: Sendable {
 
     // MARK: Reader thread
 
+    private static func hungUp(_ fd: Int32) -> Bool {
+        // 0x2000 is POLLRDHUP (the peer shut down its side), not exported by Glibc's module.
+        var p2 = pollfd(fd: fd, events: Int16(POLLIN) | 0x2000, revents: 0)
+        return poll(&p2, 1, 0) >= 0 && (p2.revents & (Int16(POLLHUP | POLLERR) | 0x2000)) != 0
+    }
+
     private func threadMain() {
         var entries: [UInt64: Entry] = [:]
         var keys = [UInt64](repeating: 0, count: 64)
@@ -185,8 +191,15 @@ public final class NotifySocketReader: Sendable {
                         entry.onData(UnsafeRawBufferPointer(start: buffer, count: got))
                         delivered += 1
                     } else if got == 0 {
-                        closed = true
-                        break
+                        // On SOCK_SEQPACKET, 0 is either an empty notification (a strap can
+                        // send one; it is a malformed payload, counted upstream) or the end
+                        // of the socket. Only a hang-up tells them apart.
+                        if Self.hungUp(entry.fd) {
+                            closed = true
+                            break
+                        }
+                        entry.onData(UnsafeRawBufferPointer(start: nil, count: 0))
+                        delivered += 1
                     } else {
                         if errno == EINTR { continue }
                         if errno != EAGAIN && errno != EWOULDBLOCK { closed = true }

@@ -21,13 +21,59 @@ actor AdapterController {
     /// Our discovery session is running on bluetoothd.
     private var active = false
     private var filterSet = false
+    private(set) var health: AdapterHealth
 
-    init(path: DBusObjectPath, connection: DBusConnection, slots: Int, events: @escaping @Sendable (LinkEvent) -> Void) {
+    init(path: DBusObjectPath, connection: DBusConnection, slots: Int, health: AdapterHealth.Settings,
+         events: @escaping @Sendable (LinkEvent) -> Void) {
         self.path = path
         self.name = String(path.lastElement)
         self.connection = connection
         self.slots = ConnectionSlots(configured: slots)
         self.events = events
+        self.health = AdapterHealth(settings: health)
+    }
+
+    // MARK: Health
+
+    func noteAdvertisement() { health.advertisement(at: WallClock.monotonic()) }
+    func noteFailure(_ kind: ConnectFailureKind) { health.connectFailed(kind, at: WallClock.monotonic()) }
+    func noteConnected() { health.connected(at: WallClock.monotonic()) }
+
+    /// Judges the adapter and, when it has stalled, recovers it in its own turn (no
+    /// connect runs meanwhile). Returns the action taken.
+    func checkHealth(waiting: Int, streaming: Int, reset: (@Sendable (String) async throws -> Void)?) async -> AdapterHealth.Action? {
+        guard let (action, cause) = health.evaluate(now: WallClock.monotonic(), waiting: waiting, streaming: streaming,
+                                                    canReset: reset != nil) else { return nil }
+        await acquire()
+        var failure: String?
+        switch action {
+        case .powerCycle:
+            do {
+                try await setPowered(false)
+                try? await Task.sleep(for: .seconds(1))
+                try await setPowered(true)
+            } catch {
+                failure = error.description
+            }
+        case .hciReset:
+            do {
+                try await reset?(name)
+            } catch {
+                failure = "\(error)"
+            }
+        }
+        // Every session bluetoothd had on the adapter is gone with the power.
+        active = false
+        filterSet = false
+        await reconcileDiscovery()
+        release()
+        events(.adapterRecovery(adapter: name, action: action.rawValue, cause: cause.rawValue, error: failure))
+        return action
+    }
+
+    private func setPowered(_ on: Bool) async throws(DBusError) {
+        try await connection.call(destination: GATTNames.bluez, path: path, interface: "org.freedesktop.DBus.Properties", member: "Set",
+                                  [.string(GATTNames.adapter), .string("Powered"), .variant(.bool(on))])
     }
 
     // MARK: Turn
@@ -79,6 +125,9 @@ actor AdapterController {
     func setWanted(_ value: Bool) async {
         guard value != wanted else { return }
         wanted = value
+        // The silence clock runs while scanning is wanted, across the short pauses
+        // for connects: a stalled controller stays silent through all of them.
+        health.scanning(value, at: WallClock.monotonic())
         if !busy {
             await acquire()
             await reconcileDiscovery()

@@ -31,6 +31,11 @@ public struct LinkConfiguration: Sendable {
     /// Battery Level reads when 0x2A19 cannot notify.
     public var batteryReadInterval: Duration = .seconds(300)
     public var hrv = HRVEngineConfiguration()
+    /// When an adapter counts as stalled, and the pause between recoveries.
+    public var health = AdapterHealth.Settings()
+    /// Resets an adapter (by name) through HCI, for stalls a power-cycle did not cure.
+    /// Nil unless the gateway may (config `adapter_reset`, and CAP_NET_ADMIN held).
+    public var adapterReset: (@Sendable (String) async throws -> Void)?
     /// Seed of the backoff jitter (tests pin it).
     public var jitterSeed: UInt64 = 0
 

@@ -14,6 +14,7 @@ public enum LinkEvent: Sendable, Equatable {
     case bluetoothdVanished
     case bluetoothdAppeared
     case discovery(adapter: String, active: Bool, error: String?)
+    case adapterRecovery(adapter: String, action: String, cause: String, error: String?)
 
     /// One line for stderr.
     public var message: String {
@@ -28,6 +29,8 @@ public enum LinkEvent: Sendable, Equatable {
         case let .slotsLearned(ad, l): return "\(ad): controller refused another link; using \(l) connection slot(s)"
         case .bluetoothdVanished: return "bluetoothd left the bus; waiting for it to come back"
         case .bluetoothdAppeared: return "bluetoothd is on the bus; resuming every device"
+        case let .adapterRecovery(ad, action, cause, err):
+            return "\(ad) looks stalled (\(cause)): \(action)" + (err.map { " failed: \($0)" } ?? " done")
         case let .discovery(ad, active, err): return "\(ad): discovery \(active ? "on" : "off")" + (err.map { " (\($0))" } ?? "")
         }
     }

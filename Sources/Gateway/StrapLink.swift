@@ -78,6 +78,7 @@ final class StrapLink: Sendable {
             switch outcome {
             case .failure(let kind, let message):
                 tracker.failed(kind)
+                await adapter.noteFailure(kind)
                 let delay = tracker.nextDelay(now: WallClock.monotonic())
                 update { $0.state = .backingOff; $0.connectFailures += 1; $0.lastError = "\(kind.rawValue): \(message)" }
                 context.emit(.connectFailed(address: address, kind: kind, message: message, retryIn: delay))
@@ -87,6 +88,7 @@ final class StrapLink: Sendable {
                 return
             case .streaming(let method):
                 attempt = 0
+                await adapter.noteConnected()
                 tracker.linkUp(at: WallClock.monotonic())
                 update { $0.state = .streaming; $0.connects += 1; $0.notify = method; $0.lastError = nil }
                 context.emit(.connected(address: address, name: device.name, adapter: adapter.name, notify: method))

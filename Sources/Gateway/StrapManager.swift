@@ -38,6 +38,10 @@ public final class StrapManager: Sendable {
     }
 
     private let fanOut: EventFanOut
+    private let recoveries = Mutex<[String: Int]>([:])
+
+    /// Stall recoveries (power-cycles and HCI resets) per adapter name since start.
+    public var adapterRecoveries: [String: Int] { recoveries.withLock { $0 } }
 
     /// Every link event from now on.
     public func events() -> AsyncStream<LinkEvent> { fanOut.stream() }
@@ -106,8 +110,12 @@ public final class StrapManager: Sendable {
                 }
             }
         case .deviceAdded(let d):
+            await context.adapters.controller(d.adapter)?.noteAdvertisement()
             consider(d)
         case .deviceChanged(let d, let changed):
+            if !changed.isDisjoint(with: Self.advertisementProperties) {
+                await context.adapters.controller(d.adapter)?.noteAdvertisement()
+            }
             if changed.contains("Connected"), !d.connected { post(.disconnected, path: d.path) }
             if changed.contains("Percentage"), let p = d.batteryPercentage, isLinked(d.path),
                mirror.characteristic(device: d.path, uuid: GATTNames.batteryLevel) == nil {
@@ -130,6 +138,9 @@ public final class StrapManager: Sendable {
         }
     }
 
+    /// Properties that change only when an advertisement was received.
+    static let advertisementProperties: Set<String> = ["RSSI", "ManufacturerData", "ServiceData", "TxPower"]
+
     private func adapterAllowed(_ a: Adapter) -> Bool {
         context.configuration.adapters.isEmpty || context.configuration.adapters.contains(a.interfaceName)
     }
@@ -140,7 +151,8 @@ public final class StrapManager: Sendable {
 
     private func controller(_ path: DBusObjectPath) -> AdapterController {
         context.adapters.controller(for: path) {
-            AdapterController(path: path, connection: connection, slots: context.configuration.maxPerAdapter, events: context.emit)
+            AdapterController(path: path, connection: connection, slots: context.configuration.maxPerAdapter,
+                              health: context.configuration.health, events: context.emit)
         }
     }
 
@@ -194,6 +206,12 @@ public final class StrapManager: Sendable {
                 let unstreamed = statuses.contains { s in s.state != .streaming && (s.adapter == nil || s.adapter == name) }
                 let slots = await adapter.slots
                 await adapter.setWanted(unstreamed || (moreToFind && slots.hasFree))
+                let waiting = statuses.filter { $0.state != .streaming && ($0.adapter == nil || $0.adapter == name) }.count
+                let streaming = statuses.filter { $0.state == .streaming && $0.adapter == name }.count
+                if await adapter.checkHealth(waiting: waiting, streaming: streaming, reset: context.configuration.adapterReset) != nil {
+                    let total = await adapter.health.recoveries
+                    recoveries.withLock { $0[name] = total }
+                }
             }
         }
     }

@@ -181,3 +181,65 @@ struct DeviceSelectionTests {
         #expect(!DeviceSelection.isAddress("Polar H10"))
     }
 }
+
+@Suite("Adapter self-healing policy")
+struct AdapterHealthTests {
+    let settings = AdapterHealth.Settings(silentScanAfter: 120, abortBurst: 3, abortWindow: 180, cooldown: 180)
+
+    @Test("a silent scan with straps waiting and none streaming is a stall; a quiet room is not")
+    func silentScan() {
+        var h = AdapterHealth(settings: settings)
+        h.scanning(true, at: 0)
+        #expect(h.evaluate(now: 119, waiting: 2, streaming: 0, canReset: false) == nil)
+        #expect(h.evaluate(now: 130, waiting: 0, streaming: 0, canReset: false) == nil, "nobody waiting: nothing to fix")
+        #expect(h.evaluate(now: 130, waiting: 2, streaming: 1, canReset: false) == nil, "a link streams: the controller works")
+        let first = h.evaluate(now: 130, waiting: 2, streaming: 0, canReset: false)
+        #expect(first?.0 == .powerCycle)
+        #expect(first?.1 == .silentScan)
+        #expect(h.powerCycles == 1)
+        #expect(h.evaluate(now: 200, waiting: 2, streaming: 0, canReset: false) == nil, "cool-down")
+    }
+
+    @Test("an advertisement restarts the silence clock")
+    func advertisementsCount() {
+        var h = AdapterHealth(settings: settings)
+        h.scanning(true, at: 0)
+        h.advertisement(at: 100)
+        #expect(h.evaluate(now: 150, waiting: 1, streaming: 0, canReset: true) == nil)
+        #expect(h.evaluate(now: 221, waiting: 1, streaming: 0, canReset: true) != nil)
+    }
+
+    @Test("repeated aborts are a stall; a success clears them; other failures do not count")
+    func aborts() {
+        var h = AdapterHealth(settings: settings)
+        h.connectFailed(.abortByLocal, at: 1)
+        h.connectFailed(.timeout, at: 2)
+        h.connectFailed(.inProgress, at: 3)
+        h.connectFailed(.noResources, at: 3)
+        #expect(h.evaluate(now: 4, waiting: 1, streaming: 0, canReset: false) == nil)
+        h.connected(at: 5)
+        h.connectFailed(.abortByLocal, at: 6)
+        #expect(h.evaluate(now: 7, waiting: 1, streaming: 0, canReset: false) == nil, "the success cleared the first two")
+        h.connectFailed(.abortByLocal, at: 8)
+        h.connectFailed(.abortByLocal, at: 9)
+        let r = h.evaluate(now: 10, waiting: 1, streaming: 0, canReset: false)
+        #expect(r?.1 == .connectAborts)
+    }
+
+    @Test("ladder: power-cycle, then HCI reset when allowed, then power-cycle; progress starts over")
+    func ladder() {
+        var h = AdapterHealth(settings: settings)
+        h.scanning(true, at: 0)
+        #expect(h.evaluate(now: 200, waiting: 1, streaming: 0, canReset: true)?.0 == .powerCycle)
+        #expect(h.evaluate(now: 400, waiting: 1, streaming: 0, canReset: true)?.0 == .hciReset)
+        #expect(h.evaluate(now: 600, waiting: 1, streaming: 0, canReset: true)?.0 == .powerCycle)
+        #expect(h.hciResets == 1)
+        #expect(h.powerCycles == 2)
+        var noReset = AdapterHealth(settings: settings)
+        noReset.scanning(true, at: 0)
+        #expect(noReset.evaluate(now: 200, waiting: 1, streaming: 0, canReset: false)?.0 == .powerCycle)
+        #expect(noReset.evaluate(now: 400, waiting: 1, streaming: 0, canReset: false)?.0 == .powerCycle, "no CAP_NET_ADMIN: power-cycle again")
+        noReset.advertisement(at: 450)
+        #expect(noReset.evaluate(now: 700, waiting: 1, streaming: 0, canReset: true)?.0 == .powerCycle, "it worked once: start the ladder over")
+    }
+}

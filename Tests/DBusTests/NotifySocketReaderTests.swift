@@ -1,0 +1,69 @@
+// SPDX-License-Identifier: MIT
+import DBus
+import Synchronization
+import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The AcquireNotify reader on real SOCK_SEQPACKET socket pairs, as bluetoothd hands them out.
+@Suite("AcquireNotify socket reader")
+struct NotifySocketReaderTests {
+    final class Collector: Sendable {
+        let datagrams = Mutex<[[UInt8]]>([])
+        let hungUp = Mutex(0)
+    }
+
+    func pair() throws -> (ours: DBusFileDescriptor, theirs: Int32) {
+        var fds: [Int32] = [-1, -1]
+        let rc = socketpair(AF_UNIX, Int32(SOCK_SEQPACKET.rawValue), 0, &fds)
+        try #require(rc == 0)
+        return (DBusFileDescriptor(owning: fds[0]), fds[1])
+    }
+
+    func waitUntil(_ condition: () -> Bool) async {
+        for _ in 0..<300 where !condition() { try? await Task.sleep(for: .milliseconds(10)) }
+    }
+
+    @Test("every datagram in order, empty ones included; hang-up once, after the data queued before it")
+    func orderAndHangup() async throws {
+        let reader = try NotifySocketReader()
+        defer { reader.stop() }
+        let (ours, theirs) = try pair()
+        let c = Collector()
+        _ = reader.add(ours, onData: { b in c.datagrams.withLock { $0.append(Array(b)) } }, onHangup: { c.hungUp.withLock { $0 += 1 } })
+        let payloads: [[UInt8]] = [[0x16, 72, 0x10, 0x03], [], [0x06, 80], [0x00]]
+        for p in payloads { _ = p.withUnsafeBytes { send(theirs, $0.baseAddress, $0.count, 0) } }
+        await waitUntil { c.datagrams.withLock { $0.count } == payloads.count }
+        #expect(c.datagrams.withLock { $0 } == payloads)
+        #expect(c.hungUp.withLock { $0 } == 0, "an empty notification is not the end of the socket")
+        // Queued right before the close: still delivered, then the hang-up.
+        _ = [UInt8]([0x06, 81]).withUnsafeBytes { send(theirs, $0.baseAddress, $0.count, 0) }
+        close(theirs)
+        await waitUntil { c.hungUp.withLock { $0 } == 1 }
+        #expect(c.hungUp.withLock { $0 } == 1)
+        #expect(c.datagrams.withLock { $0.last } == [0x06, 81])
+        #expect(reader.datagramCount == payloads.count + 1)
+    }
+
+    @Test("removed sockets are closed and report nothing more")
+    func remove() async throws {
+        let reader = try NotifySocketReader()
+        defer { reader.stop() }
+        let (ours, theirs) = try pair()
+        defer { close(theirs) }
+        let c = Collector()
+        let registration = reader.add(ours, onData: { b in c.datagrams.withLock { $0.append(Array(b)) } },
+                                      onHangup: { c.hungUp.withLock { $0 += 1 } })
+        let r = try #require(registration)
+        reader.remove(r)
+        // Our end closed: a send from bluetoothd's side now fails with EPIPE or ECONNRESET.
+        var failed = false
+        for _ in 0..<300 where !failed {
+            failed = [UInt8]([1]).withUnsafeBytes { send(theirs, $0.baseAddress, 1, Int32(MSG_NOSIGNAL)) } < 0
+            if !failed { try? await Task.sleep(for: .milliseconds(10)) }
+        }
+        #expect(failed)
+        #expect(c.hungUp.withLock { $0 } == 0)
+    }
+}
