@@ -50,7 +50,8 @@ public struct BackgroundProcess: Sendable {
         guard let dir = template.withUnsafeMutableBufferPointer({ mkdtemp($0.baseAddress!) }).map({ String(cString: $0) }) else {
             throw TestSupportError("mkdtemp failed")
         }
-        let script = "( \(command) > '\(dir)/stdout' 2> '\(dir)/stderr'; echo $? > '\(dir)/status' ) & echo $!"
+        // The subshell must not keep popen's pipe open, or `shell` would wait for it.
+        let script = "( \(command) > '\(dir)/stdout' 2> '\(dir)/stderr' < /dev/null; echo $? > '\(dir)/status' ) > /dev/null 2>&1 < /dev/null & echo $!"
         // The subshell's pid; the command is its child. Signals go to the command itself.
         let (out, _) = await shell(script + " ; sleep 0.2; pgrep -P $! | head -1")
         let lines = out.split(separator: "\n").compactMap { Int32($0.trimmingCharacters(in: .whitespaces)) }
