@@ -126,7 +126,7 @@ let package = Package(
         .testTarget(name: "HRVTests", dependencies: ["HRV"], resources: [.copy("Fixtures")]),
         .testTarget(name: "WearMetricsTests", dependencies: ["WearMetrics"]),
         .testTarget(name: "SimulatorTests", dependencies: ["Simulator", "DBus", "GATT"]),
-        .testTarget(name: "BlueZTests", dependencies: ["BlueZ", "Simulator", "DBus"]),
+        .testTarget(name: "BlueZTests", dependencies: ["BlueZ", "Simulator", "DBus", "BlegateTestSupport"]),
         .testTarget(name: "LinkPolicyTests", dependencies: ["LinkPolicy"]),
         .testTarget(name: "GatewayTests", dependencies: ["Gateway", "Simulator", "DBus", "BlueZ", "GATT", "WearMetrics", "BlegateTestSupport"]),
         .testTarget(name: "DoctorTests", dependencies: ["Doctor", "Simulator", "DBus"]),

@@ -419,9 +419,9 @@ final class StrapLink: Sendable {
                     return nil
                 }
                 if why == false { return "link lost" }
-                guard context.mirror.device(path: device)?.connected == true,
-                      let c = context.mirror.snapshot.characteristic(path: path) else {
-                    return "notification socket closed"
+                guard context.mirror.device(path: device)?.connected == true else { return "link lost" }
+                guard let c = context.mirror.snapshot.characteristic(path: path) else {
+                    return "notification socket closed and the characteristic is gone"
                 }
                 do {
                     let method = try await subscribeHeartRate(c, preferred: .acquire)

@@ -1,3 +1,4 @@
+import BlegateTestSupport
 import BlueZ
 import DBus
 import Dispatch
@@ -122,29 +123,10 @@ extension String {
 /// The real `blegate scan` binary against the simulator on a private bus.
 @Suite("blegate scan as a command", .serialized)
 struct ScanCommandTests {
-    /// `blegate` is built beside the test bundle (`swift build --build-tests` builds every product).
-    static var binary: String {
-        var exe = [CChar](repeating: 0, count: 4096)
-        let n = readlink("/proc/self/exe", &exe, exe.count - 1)
-        let path = String(decoding: exe[0..<max(0, n)].map { UInt8(bitPattern: $0) }, as: UTF8.self)
-        return "/" + path.split(separator: "/").dropLast().joined(separator: "/") + "/blegate"
-    }
+    static var binary: String { BlegateBinary.path }
 
-    /// Runs a command line through the shell on a Dispatch thread, so the in-process
-    /// simulator keeps the cooperative pool; returns stdout and the exit status.
     static func shell(_ command: String) async -> (out: String, status: Int32) {
-        await withCheckedContinuation { cont in
-            DispatchQueue.global().async {
-                guard let f = popen(command, "r") else { return cont.resume(returning: ("", -1)) }
-                var out = ""
-                var buf = [CChar](repeating: 0, count: 8192)
-                while fgets(&buf, Int32(buf.count), f) != nil {
-                    out += String(decoding: buf[0..<strlen(buf)].map { UInt8(bitPattern: $0) }, as: UTF8.self)
-                }
-                let raw = pclose(f)
-                cont.resume(returning: (out, (raw >> 8) & 0xFF))
-            }
-        }
+        await BlegateTestSupport.shell(command)
     }
 
     static func withSimulator(straps: Int, watches: Int = 0, _ body: (PrivateBus, SimulatedBlueZ) async throws -> Void) async throws {

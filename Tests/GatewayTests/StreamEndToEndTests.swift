@@ -113,31 +113,31 @@ struct StreamEndToEndTests {
         }) { bus, sim in
             let stream = try await BackgroundProcess.start("'\(BlegateBinary.path)' stream --bus '\(bus.address)' --device '*'")
             var connects = 5
-            #expect(await stream.waitForStderr("connected ", count: connects, timeout: 60), "\(stream.stderr)")
+            #expect(await stream.waitForStderr("stream: connected ", count: connects, timeout: 60), "\(stream.stderr)")
 
             try await Task.sleep(for: .seconds(12))
             #expect(await sim.linkLoss(sim.devices[0].address) == 1)
             #expect(await sim.linkLoss(sim.devices[1].address) == 1)
             connects += 2
-            #expect(await stream.waitForStderr("connected ", count: connects, timeout: 60), "after link loss:\n\(stream.stderr)")
+            #expect(await stream.waitForStderr("stream: connected ", count: connects, timeout: 60), "after link loss:\n\(stream.stderr)")
 
             try await Task.sleep(for: .seconds(12))
             _ = await sim.failConnect(sim.devices[2].address, count: 3)
             #expect(await sim.linkLoss(sim.devices[2].address) == 1)
             connects += 1
-            #expect(await stream.waitForStderr("connected ", count: connects, timeout: 90), "after Connect failures:\n\(stream.stderr)")
+            #expect(await stream.waitForStderr("stream: connected ", count: connects, timeout: 90), "after Connect failures:\n\(stream.stderr)")
             #expect(stream.stderr.components("connect \(sim.devices[2].address) failed") >= 3, "\(stream.stderr)")
 
             try await Task.sleep(for: .seconds(12))
             await sim.restartDaemon(after: 1)
             connects += 5
-            #expect(await stream.waitForStderr("connected ", count: connects, timeout: 90), "after the restart:\n\(stream.stderr)")
+            #expect(await stream.waitForStderr("stream: connected ", count: connects, timeout: 90), "after the restart:\n\(stream.stderr)")
             #expect(stream.stderr.contains("bluetoothd left the bus"))
 
             try await Task.sleep(for: .seconds(12))
             #expect(await sim.linkLoss("*") == 5)
             connects += 5
-            #expect(await stream.waitForStderr("connected ", count: connects, timeout: 90), "after losing every link:\n\(stream.stderr)")
+            #expect(await stream.waitForStderr("stream: connected ", count: connects, timeout: 90), "after losing every link:\n\(stream.stderr)")
             try await Task.sleep(for: .seconds(12))
 
             try await Self.finish(stream, sim)
@@ -158,17 +158,17 @@ struct StreamEndToEndTests {
         }) { bus, sim in
             let stream = try await BackgroundProcess.start("'\(BlegateBinary.path)' stream --bus '\(bus.address)' --device '*' --notify start")
             var connects = 3
-            #expect(await stream.waitForStderr("connected ", count: connects, timeout: 60), "\(stream.stderr)")
+            #expect(await stream.waitForStderr("stream: connected ", count: connects, timeout: 60), "\(stream.stderr)")
             for round in 0..<2 {
                 try await Task.sleep(for: .seconds(11))
                 #expect(await sim.linkLoss("*") == 3)
                 connects += 3
-                #expect(await stream.waitForStderr("connected ", count: connects, timeout: 60), "round \(round):\n\(stream.stderr)")
+                #expect(await stream.waitForStderr("stream: connected ", count: connects, timeout: 60), "round \(round):\n\(stream.stderr)")
             }
             try await Task.sleep(for: .seconds(11))
             await sim.restartDaemon(after: 1)
             connects += 3
-            #expect(await stream.waitForStderr("connected ", count: connects, timeout: 90), "after the restart:\n\(stream.stderr)")
+            #expect(await stream.waitForStderr("stream: connected ", count: connects, timeout: 90), "after the restart:\n\(stream.stderr)")
             try await Task.sleep(for: .seconds(11))
             try await Self.finish(stream, sim)
             try Self.checkExact(stream, sim)
@@ -184,7 +184,7 @@ struct StreamEndToEndTests {
             c.seed = 8
         }) { bus, sim in
             let stream = try await BackgroundProcess.start("'\(BlegateBinary.path)' stream --bus '\(bus.address)' --device '*' --format text")
-            #expect(await stream.waitForStderr("connected ", count: 2, timeout: 60), "\(stream.stderr)")
+            #expect(await stream.waitForStderr("stream: connected ", count: 2, timeout: 60), "\(stream.stderr)")
             try await Task.sleep(for: .seconds(2))
             stream.signal(SIGINT)
             #expect(await stream.wait(timeout: 60) == 0, "\(stream.stderr)")
@@ -213,7 +213,7 @@ struct StreamEndToEndTests {
             let target = sim.devices[1]
             let stream = try await BackgroundProcess.start(
                 "'\(BlegateBinary.path)' stream --bus '\(bus.address)' --device '\(target.address.lowercased())' --interval 2")
-            #expect(await stream.waitForStderr("connected ", count: 1, timeout: 60), "\(stream.stderr)")
+            #expect(await stream.waitForStderr("stream: connected ", count: 1, timeout: 60), "\(stream.stderr)")
             try await Task.sleep(for: .seconds(7))
             try await Self.finish(stream, sim)
             let lines = stream.stdout.split(separator: "\n").compactMap {
