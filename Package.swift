@@ -125,13 +125,13 @@ let package = Package(
         .testTarget(name: "GATTTests", dependencies: ["GATT"]),
         .testTarget(name: "HRVTests", dependencies: ["HRV"], resources: [.copy("Fixtures")]),
         .testTarget(name: "WearMetricsTests", dependencies: ["WearMetrics"]),
-        .testTarget(name: "SimulatorTests", dependencies: ["Simulator", "DBus", "GATT"]),
+        .testTarget(name: "SimulatorTests", dependencies: ["Simulator", "DBus", "GATT", "BlegateTestSupport"]),
         .testTarget(name: "BlueZTests", dependencies: ["BlueZ", "Simulator", "DBus", "BlegateTestSupport"]),
         .testTarget(name: "LinkPolicyTests", dependencies: ["LinkPolicy"]),
         .testTarget(name: "GatewayTests", dependencies: ["Gateway", "Simulator", "DBus", "BlueZ", "GATT", "WearMetrics", "BlegateTestSupport"]),
-        .testTarget(name: "DoctorTests", dependencies: ["Doctor", "Simulator", "DBus"]),
+        .testTarget(name: "DoctorTests", dependencies: ["Doctor", "Simulator", "DBus", "BlegateTestSupport"]),
         // The systemd unit, udev rules and install.sh, checked with the system's own tools.
-        .testTarget(name: "DeploymentTests"),
+        .testTarget(name: "DeploymentTests", dependencies: ["BlegateTestSupport"]),
         .testTarget(name: "ConfigTests", dependencies: ["Config"]),
         .testTarget(
             name: "CacheTests",

@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: MIT
+import BlegateTestSupport
 import Glibc
 
 /// Paths and process helpers for tests that drive the system's own tools.
@@ -9,13 +10,7 @@ enum Support {
         return "/" + parts.joined(separator: "/")
     }()
 
-    /// `blegate`, built beside the test bundle by `swift build --build-tests`.
-    static var blegateBinary: String {
-        var exe = [CChar](repeating: 0, count: 4096)
-        let n = readlink("/proc/self/exe", &exe, exe.count - 1)
-        let path = String(decoding: exe[0..<max(0, n)].map { UInt8(bitPattern: $0) }, as: UTF8.self)
-        return "/" + path.split(separator: "/").dropLast().joined(separator: "/") + "/blegate"
-    }
+    static var blegateBinary: String { BlegateBinary.path }
 
     static func hasTool(_ name: String) -> Bool {
         ["/usr/bin", "/bin", "/usr/sbin", "/sbin"].contains { access("\($0)/\(name)", X_OK) == 0 }

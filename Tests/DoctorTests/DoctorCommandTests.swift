@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: MIT
+import BlegateTestSupport
 import DBus
 import Dispatch
 import Glibc
@@ -10,27 +11,10 @@ import Testing
 /// backend probe against a real HTTP server on loopback.
 @Suite("blegate doctor as a command", .serialized)
 struct DoctorCommandTests {
-    static var binary: String {
-        var exe = [CChar](repeating: 0, count: 4096)
-        let n = readlink("/proc/self/exe", &exe, exe.count - 1)
-        let path = String(decoding: exe[0..<max(0, n)].map { UInt8(bitPattern: $0) }, as: UTF8.self)
-        return "/" + path.split(separator: "/").dropLast().joined(separator: "/") + "/blegate"
-    }
+    static var binary: String { BlegateBinary.path }
 
-    /// On a Dispatch thread, so the in-process simulator keeps the cooperative pool.
     static func shell(_ command: String) async -> (out: String, status: Int32) {
-        await withCheckedContinuation { cont in
-            DispatchQueue.global().async {
-                guard let f = popen(command, "r") else { return cont.resume(returning: ("", -1)) }
-                var out = ""
-                var buf = [CChar](repeating: 0, count: 8192)
-                while fgets(&buf, Int32(buf.count), f) != nil {
-                    out += String(decoding: buf[0..<strlen(buf)].map { UInt8(bitPattern: $0) }, as: UTF8.self)
-                }
-                let raw = pclose(f)
-                cont.resume(returning: (out, (raw >> 8) & 0xFF))
-            }
-        }
+        await BlegateTestSupport.shell(command)
     }
 
     /// The JSON object of one check, by plain string search on `--json` output.

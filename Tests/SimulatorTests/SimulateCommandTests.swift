@@ -1,3 +1,4 @@
+import BlegateTestSupport
 import Testing
 #if canImport(Glibc)
 import Glibc
@@ -6,14 +7,7 @@ import Glibc
 /// The path a person takes: the real `blegate` binary, started from a shell.
 @Suite("blegate simulate as a command")
 struct SimulateCommandTests {
-    /// `blegate` is built beside the test bundle (`swift build --build-tests` builds every product).
-    static var binary: String {
-        var exe = [CChar](repeating: 0, count: 4096)
-        let n = readlink("/proc/self/exe", &exe, exe.count - 1)
-        let path = String(decoding: exe[0..<max(0, n)].map { UInt8(bitPattern: $0) }, as: UTF8.self)
-        let dir = path.split(separator: "/").dropLast().joined(separator: "/")
-        return "/" + dir + "/blegate"
-    }
+    static var binary: String { BlegateBinary.path }
 
     @Test("--private-bus prints the address first, serves org.bluez there, and SIGTERM ends it with status 0")
     func privateBus() throws {
