@@ -14,7 +14,7 @@ echo "GUEST scan exit ${PIPESTATUS[0]}"
 for notify in acquire start; do
     echo "GUEST stream $notify"
     "$bin" stream --adapter hci1 --device HR-Sim --notify "$notify" --duration 20 \
-        > >(tag "STREAM-$notify") 2> >(tag "STREAMERR-$notify")
+        > >(tag "STREAM-$notify") 2> >(tag "STREAMERR-$notify" >&2)
     echo "GUEST stream $notify exit $?"
     sleep 1
 done

@@ -20,6 +20,8 @@ public final class StrapManager: Sendable {
         var sinks: [UInt64: AsyncStream<LinkEvent>.Continuation] = [:]
         var nextSink: UInt64 = 0
         var stopping = false
+        /// bluetoothd left the bus since start (its return is news then, not at start).
+        var vanished = false
     }
 
     private let state = Mutex(State())
@@ -125,11 +127,14 @@ public final class StrapManager: Sendable {
         case .deviceRemoved(let d):
             post(.removed, path: d.path)
         case .bluezVanished:
+            state.withLock { $0.vanished = true }
             context.emit(.bluetoothdVanished)
             for a in context.adapters.all { await a.reset() }
             post(.vanished) { _ in true }
         case .bluezAppeared:
-            context.emit(.bluetoothdAppeared)
+            if state.withLock({ s -> Bool in defer { s.vanished = false }; return s.vanished }) {
+                context.emit(.bluetoothdAppeared)
+            }
             adoptAdapters()
             for a in context.adapters.all { await a.refresh() }
             for device in mirror.devices { consider(device) }
