@@ -118,7 +118,7 @@ let package = Package(
         ),
 
         // Shared by the test targets: running the real binary, background processes.
-        .target(name: "BlegateTestSupport", path: "Tests/Support"),
+        .target(name: "BlegateTestSupport", dependencies: ["Simulator", "DBus"], path: "Tests/Support"),
 
         .testTarget(name: "DBusTests", dependencies: ["DBus"]),
         .testTarget(name: "HCITests", dependencies: ["HCI"]),

@@ -41,38 +41,17 @@ struct ScanCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        do {
-            try await scan()
-        } catch let failure as ScanFailure {
-            printError("blegate scan: " + failure.message)
-            throw failure.exit.exitCode
-        }
+        try await ScanFailure.reported("scan") { try await scan() }
     }
 
     private func scan() async throws {
-        let address: DBusBusAddress = bus == "system" ? .system : .address(bus)
-        let connection: DBusConnection
-        do {
-            connection = try await DBusConnection.connect(address)
-        } catch {
-            throw ScanFailure(exit: .busUnreachable, message: "cannot reach the \(address): \(error)")
-        }
+        let connection = try await BluetoothPreflight.connect(bus)
         let mirror = BlueZMirror(connection: connection)
         let events = mirror.events()
-        do {
-            try await mirror.start()
-        } catch {
-            throw ScanFailure(exit: error.is(.serviceUnknown) || error.is(.nameHasNoOwner) ? .bluetoothdNotRunning : .busUnreachable,
-                              message: "cannot read bluetoothd's objects: \(error)")
-        }
         defer { mirror.stop() }
-        guard mirror.isBlueZPresent else {
-            throw ScanFailure(exit: .bluetoothdNotRunning,
-                              message: "bluetoothd is not running (no owner of org.bluez on the \(address)): sudo systemctl start bluetooth")
-        }
-        // bluetoothd can own its name a moment before it has added its adapters.
-        _ = try? await mirror.waitUntil(timeout: .seconds(1)) { !$0.adapters.isEmpty }
-        let chosen = try chooseAdapter(mirror.snapshot)
+        try await BluetoothPreflight.start(mirror, bus: bus)
+        // --adapter, else the first powered adapter.
+        let chosen = try BluetoothPreflight.poweredAdapters(mirror.snapshot, named: adapter, bus: bus)[0]
 
         let client = ScanClient(connection: connection, adapter: chosen)
         try await client.startDiscovery()
@@ -101,31 +80,6 @@ struct ScanCommand: AsyncParsableCommand {
         if result == nil { await client.stopDiscovery() }
         if !json { output.draw(final: true) }
         if let result { throw result }
-    }
-
-    /// `--adapter`, else the first powered adapter, else the first (which then fails
-    /// as powered off with the fix).
-    private func chooseAdapter(_ snapshot: BlueZSnapshot) throws -> Adapter {
-        let adapters = snapshot.adapters
-        guard !adapters.isEmpty else {
-            throw ScanFailure(exit: .noAdapter, message: "no Bluetooth adapter: bluetoothd reports none (is the dongle plugged in? `btmgmt info`)")
-        }
-        let chosen: Adapter
-        if let name = adapter {
-            guard let a = snapshot.adapter(named: name) else {
-                throw ScanFailure(exit: .noAdapter, message: "no adapter \(name) (present: \(adapters.map(\.interfaceName).joined(separator: ", ")))")
-            }
-            chosen = a
-        } else {
-            chosen = adapters.first(where: \.powered) ?? adapters[0]
-        }
-        guard chosen.powered else {
-            if bus == "system", let state = RFKill.state(of: chosen.interfaceName), state.blocked {
-                throw ScanFailure(exit: .blocked, message: "\(chosen.interfaceName) is blocked by rfkill (\(state.hard ? "hard: a hardware switch" : "soft")): rfkill unblock bluetooth")
-            }
-            throw ScanFailure(exit: .poweredOff, message: "\(chosen.interfaceName) is powered off: bluetoothctl power on")
-        }
-        return chosen
     }
 }
 

@@ -60,23 +60,17 @@ struct StreamCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        do {
-            try await stream()
-        } catch let failure as ScanFailure {
-            printError("blegate stream: " + failure.message)
-            throw failure.exit.exitCode
-        }
+        try await ScanFailure.reported("stream") { try await stream() }
     }
 
     private func stream() async throws {
-        let address: DBusBusAddress = bus == "system" ? .system : .address(bus)
-        let connection: DBusConnection
+        let connection = try await BluetoothPreflight.connect(bus)
         do {
-            connection = try await DBusConnection.connect(address)
-        } catch {
-            throw ScanFailure(exit: .busUnreachable, message: "cannot reach the \(address): \(error)")
+            let mirror = BlueZMirror(connection: connection)
+            defer { mirror.stop() }
+            try await BluetoothPreflight.start(mirror, bus: bus)
+            _ = try BluetoothPreflight.poweredAdapters(mirror.snapshot, named: adapter, bus: bus)
         }
-        try await preflight(connection, address)
 
         var config = LinkConfiguration()
         config.adapters = adapter.map { [$0] } ?? []
@@ -132,38 +126,6 @@ struct StreamCommand: AsyncParsableCommand {
         connection.close()
         if case .failure(let error) = result {
             throw ScanFailure(exit: .bluetoothdNotRunning, message: "cannot read bluetoothd's objects: \(error)")
-        }
-    }
-
-    /// The same clear refusals as scan, before any device is followed.
-    private func preflight(_ connection: DBusConnection, _ address: DBusBusAddress) async throws {
-        let mirror = BlueZMirror(connection: connection)
-        defer { mirror.stop() }
-        do {
-            try await mirror.start()
-        } catch {
-            throw ScanFailure(exit: error.is(.serviceUnknown) || error.is(.nameHasNoOwner) ? .bluetoothdNotRunning : .busUnreachable,
-                              message: "cannot read bluetoothd's objects: \(error)")
-        }
-        guard mirror.isBlueZPresent else {
-            throw ScanFailure(exit: .bluetoothdNotRunning,
-                              message: "bluetoothd is not running (no owner of org.bluez on the \(address)): sudo systemctl start bluetooth")
-        }
-        _ = try? await mirror.waitUntil(timeout: .seconds(1)) { !$0.adapters.isEmpty }
-        let adapters = mirror.adapters
-        guard !adapters.isEmpty else {
-            throw ScanFailure(exit: .noAdapter, message: "no Bluetooth adapter: bluetoothd reports none (is the dongle plugged in? `btmgmt info`)")
-        }
-        let chosen = adapter.map { name in adapters.filter { $0.interfaceName == name } } ?? adapters
-        guard !chosen.isEmpty else {
-            throw ScanFailure(exit: .noAdapter, message: "no adapter \(adapter!) (present: \(adapters.map(\.interfaceName).joined(separator: ", ")))")
-        }
-        guard chosen.contains(where: \.powered) else {
-            let a = chosen[0]
-            if bus == "system", let state = RFKill.state(of: a.interfaceName), state.blocked {
-                throw ScanFailure(exit: .blocked, message: "\(a.interfaceName) is blocked by rfkill (\(state.hard ? "hard: a hardware switch" : "soft")): rfkill unblock bluetooth")
-            }
-            throw ScanFailure(exit: .poweredOff, message: "\(a.interfaceName) is powered off: bluetoothctl power on")
         }
     }
 }

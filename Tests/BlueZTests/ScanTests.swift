@@ -130,22 +130,11 @@ struct ScanCommandTests {
     }
 
     static func withSimulator(straps: Int, watches: Int = 0, _ body: (PrivateBus, SimulatedBlueZ) async throws -> Void) async throws {
-        try #require(access(binary, X_OK) == 0, "no blegate binary at \(binary)")
-        var config = SimulatorConfiguration()
-        config.straps = straps
-        config.watches = watches
-        config.seed = 11
-        let bus = try PrivateBus.start()
-        defer { bus.stop() }
-        let sim = try SimulatedBlueZ(configuration: config, bus: bus.busAddress)
-        try await sim.start()
-        do {
-            try await body(bus, sim)
-        } catch {
-            await sim.stop()
-            throw error
-        }
-        await sim.stop()
+        try await withSimulatorOnPrivateBus({ c in
+            c.straps = straps
+            c.watches = watches
+            c.seed = 11
+        }, body)
     }
 
     /// Last JSON line per address: the fields the test checks, by plain string search

@@ -26,21 +26,10 @@ struct DoctorCommandTests {
     }
 
     static func withSimulator(_ body: (PrivateBus, SimulatedBlueZ) async throws -> Void) async throws {
-        try #require(access(binary, X_OK) == 0, "no blegate binary at \(binary)")
-        var config = SimulatorConfiguration()
-        config.straps = 1
-        config.seed = 5
-        let bus = try PrivateBus.start()
-        defer { bus.stop() }
-        let sim = try SimulatedBlueZ(configuration: config, bus: bus.busAddress)
-        try await sim.start()
-        do {
-            try await body(bus, sim)
-        } catch {
-            await sim.stop()
-            throw error
-        }
-        await sim.stop()
+        try await withSimulatorOnPrivateBus({ c in
+            c.straps = 1
+            c.seed = 5
+        }, body)
     }
 
     static func doctor(_ bus: PrivateBus, _ extra: String = "") async -> (out: String, status: Int32) {

@@ -60,20 +60,7 @@ struct StreamEndToEndTests {
 
     static func withSimulator(_ configure: (inout SimulatorConfiguration) -> Void,
                               _ body: (PrivateBus, SimulatedBlueZ) async throws -> Void) async throws {
-        try #require(BlegateBinary.exists, "no blegate binary at \(BlegateBinary.path)")
-        var config = SimulatorConfiguration()
-        configure(&config)
-        let bus = try PrivateBus.start()
-        defer { bus.stop() }
-        let sim = try SimulatedBlueZ(configuration: config, bus: bus.busAddress)
-        try await sim.start()
-        do {
-            try await body(bus, sim)
-        } catch {
-            await sim.stop()
-            throw error
-        }
-        await sim.stop()
+        try await withSimulatorOnPrivateBus(configure, body)
     }
 
     /// Ends a run so that nothing is in flight: straps stop advertising and lose their
