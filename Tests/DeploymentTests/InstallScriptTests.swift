@@ -24,8 +24,8 @@ struct InstallScriptTests {
         return root
     }
 
-    static func install(_ root: String, _ extra: String = "") -> (out: String, status: Int32) {
-        Support.shell("\(Support.quote(Support.projectRoot + "/scripts/install.sh")) --root \(Support.quote(root)) --no-build --binary \(Support.quote(Support.blegateBinary)) \(extra)")
+    static func install(_ root: String, _ extra: String = "") async -> (out: String, status: Int32) {
+        await Support.shell("\(Support.quote(Support.projectRoot + "/scripts/install.sh")) --root \(Support.quote(root)) --no-build --binary \(Support.quote(Support.blegateBinary)) \(extra)")
     }
 
     static func passwdEntry(_ root: String, _ user: String) -> [Substring]? {
@@ -40,13 +40,13 @@ struct InstallScriptTests {
 
     @Test("install, re-install, uninstall, purge",
           .enabled(if: canStage, "skipped: needs root, useradd and systemctl (the test stages users into a scratch root)"))
-    func lifecycle() throws {
+    func lifecycle() async throws {
         try #require(access(Support.blegateBinary, X_OK) == 0, "no blegate binary at \(Support.blegateBinary)")
         let root = Self.makeRoot()
         defer { Support.removeTree(root) }
 
         // 1. First install.
-        var (out, status) = Self.install(root)
+        var (out, status) = await Self.install(root)
         #expect(status == 0, "\(out)")
         let user = try #require(Self.passwdEntry(root, "blegate"), "no blegate user:\n\(out)")
         let uid = try #require(UInt32(user[2]))
@@ -78,7 +78,7 @@ struct InstallScriptTests {
         Support.write(root + "/etc/blegate/blegate.toml", edited)
         Support.write(root + "/etc/blegate/token", "secret-token\n")
         chmod(root + "/etc/blegate/token", 0o644)
-        (out, status) = Self.install(root)
+        (out, status) = await Self.install(root)
         #expect(status == 0, "\(out)")
         #expect(out.contains("kept the existing /etc/blegate/blegate.toml"), "\(out)")
         #expect(Support.read(root + "/etc/blegate/blegate.toml") == edited)
@@ -88,7 +88,7 @@ struct InstallScriptTests {
         #expect(Support.read(root + "/etc/passwd")?.split(separator: "\n").filter { $0.hasPrefix("blegate:") }.count == 1)
 
         // 3. Uninstall keeps data, config, token and the user.
-        (out, status) = Self.install(root, "--uninstall")
+        (out, status) = await Self.install(root, "--uninstall")
         #expect(status == 0, "\(out)")
         for gone in ["/usr/local/bin/blegate", "/etc/systemd/system/blegate.service", "/etc/systemd/system/blegate.service.d",
                      "/etc/udev/rules.d/70-blegate.rules", "/etc/systemd/system/multi-user.target.wants/blegate.service"] {
@@ -100,7 +100,7 @@ struct InstallScriptTests {
         #expect(Self.passwdEntry(root, "blegate") != nil)
 
         // 4. Purge removes the rest.
-        (out, status) = Self.install(root, "--purge")
+        (out, status) = await Self.install(root, "--purge")
         #expect(status == 0, "\(out)")
         #expect(Support.info(root + "/etc/blegate") == nil)
         #expect(Support.info(root + "/var/lib/blegate") == nil)
@@ -109,16 +109,16 @@ struct InstallScriptTests {
     }
 
     @Test("wrong options are refused with the reason")
-    func badOptions() {
-        var (out, status) = Support.shell(Support.quote(Support.projectRoot + "/scripts/install.sh") + " --root /nonexistent-blegate-root --no-build --binary /bin/true")
+    func badOptions() async {
+        var (out, status) = await Support.shell(Support.quote(Support.projectRoot + "/scripts/install.sh") + " --root /nonexistent-blegate-root --no-build --binary /bin/true")
         #expect(status != 0)
         #expect(out.contains("no such directory"), "\(out)")
         let root = Support.makeTempDirectory("blegate-root")
         defer { Support.removeTree(root) }
-        (out, status) = Support.shell(Support.quote(Support.projectRoot + "/scripts/install.sh") + " --root \(root) --no-build")
+        (out, status) = await Support.shell(Support.quote(Support.projectRoot + "/scripts/install.sh") + " --root \(root) --no-build")
         #expect(status != 0)
         #expect(out.contains("--no-build needs --binary"), "\(out)")
-        (out, status) = Support.shell(Support.quote(Support.projectRoot + "/scripts/install.sh") + " --root \(root) --frobnicate")
+        (out, status) = await Support.shell(Support.quote(Support.projectRoot + "/scripts/install.sh") + " --root \(root) --frobnicate")
         #expect(status != 0)
         #expect(out.contains("unknown option --frobnicate"), "\(out)")
     }

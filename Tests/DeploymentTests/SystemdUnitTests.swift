@@ -26,10 +26,10 @@ struct SystemdUnitTests {
     @Test("systemd-analyze verify accepts the unit, alone and with the adapter-reset drop-in, without a warning",
           .enabled(if: hasAnalyze, "skipped: systemd-analyze is not installed (apt-get install systemd)"),
           arguments: [false, true])
-    func verify(dropIn: Bool) throws {
+    func verify(dropIn: Bool) async throws {
         let dir = try Self.stage(dropIn: dropIn)
         defer { Support.removeTree(dir) }
-        let (out, status) = Support.shell("systemd-analyze verify " + Support.quote(dir + "/blegate.service"))
+        let (out, status) = await Support.shell("systemd-analyze verify " + Support.quote(dir + "/blegate.service"))
         #expect(status == 0, "\(out)")
         #expect(out.trimmingWhitespace().isEmpty, "systemd-analyze verify printed:\n\(out)")
     }
@@ -43,10 +43,10 @@ struct SystemdUnitTests {
     @Test("systemd-analyze security: exposure 2.5 or lower, with and without CAP_NET_ADMIN",
           .enabled(if: hasAnalyze, "skipped: systemd-analyze is not installed (apt-get install systemd)"),
           arguments: [false, true])
-    func security(dropIn: Bool) throws {
+    func security(dropIn: Bool) async throws {
         let dir = try Self.stage(dropIn: dropIn)
         defer { Support.removeTree(dir) }
-        let (out, _) = Support.shell("systemd-analyze security --offline=true --no-pager " + Support.quote(dir + "/blegate.service"))
+        let (out, _) = await Support.shell("systemd-analyze security --offline=true --no-pager " + Support.quote(dir + "/blegate.service"))
         let score = try #require(Self.exposure(out), "no exposure level in:\n\(out)")
         print("systemd-analyze security exposure of blegate.service\(dropIn ? " + adapter-reset.conf" : ""): \(score)")
         #expect(score <= 2.5, "\(out)")

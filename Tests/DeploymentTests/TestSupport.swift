@@ -18,8 +18,14 @@ enum Support {
 
     static func quote(_ s: String) -> String { "'" + s.replacingAll("'", with: "'\\''") + "'" }
 
-    /// Runs a shell command line, stderr merged into stdout.
-    static func shell(_ command: String) -> (out: String, status: Int32) {
+    /// Runs a shell command line, stderr merged into stdout, on a Dispatch thread (so
+    /// the cooperative pool, which other suites share, is never blocked).
+    static func shell(_ command: String) async -> (out: String, status: Int32) {
+        await BlegateTestSupport.shell("(" + command + ") 2>&1")
+    }
+
+    /// The blocking form, for static facts read once (a tool's `--help`).
+    static func shellSync(_ command: String) -> (out: String, status: Int32) {
         guard let f = popen("(" + command + ") 2>&1", "r") else { return ("popen failed", -1) }
         var out = ""
         var buf = [CChar](repeating: 0, count: 8192)
@@ -55,7 +61,7 @@ enum Support {
 
     static func removeTree(_ path: String) {
         guard path.hasPrefix("/tmp/") else { return }
-        _ = shell("rm -rf " + quote(path))
+        _ = shellSync("rm -rf " + quote(path))
     }
 
     struct FileInfo { var mode: UInt32; var uid: UInt32; var gid: UInt32; var isLink: Bool }

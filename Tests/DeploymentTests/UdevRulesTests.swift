@@ -116,12 +116,12 @@ struct UdevRulesTests {
         }
     }
 
-    static let udevadmHasVerify: Bool = Support.hasTool("udevadm") && Support.shell("udevadm verify --help").status == 0
+    static let udevadmHasVerify: Bool = Support.hasTool("udevadm") && Support.shellSync("udevadm verify --help").status == 0
 
     @Test("udevadm verify accepts the rules",
           .enabled(if: udevadmHasVerify, "skipped: this udevadm has no `verify` (systemd < 254; the parser test above covers it)"))
-    func udevadmVerify() {
-        let (out, status) = Support.shell("udevadm verify " + Support.quote(Self.path))
+    func udevadmVerify() async {
+        let (out, status) = await Support.shell("udevadm verify " + Support.quote(Self.path))
         #expect(status == 0, "\(out)")
     }
 }

@@ -58,17 +58,16 @@ struct BackendClientTests {
 
     @Test("pairing: backend down is .unreachable, with the URL in the message")
     func pairBackendDown() async throws {
-        let backend = try TestBackend(.init(token: Harness.token, pairingCodes: ["ABC123"]))
-        try await backend.start()
-        let url = backend.baseURL
-        await backend.stop()
-        let client = try BackendClient(baseURL: url, token: TokenStore(token: Harness.token), connectTimeout: .seconds(2))
+        let closed = try ClosedPort()
+        let url = closed.url
+        let client = try BackendClient(baseURL: url, token: TokenStore(token: Harness.token), connectTimeout: .seconds(10))
         let error = await #expect(throws: BackendError.self) {
             _ = try await client.pair(code: "ABC123", device: PairingDevice(address: "A0:9E:1A:12:34:56"))
         }
         #expect(error?.kind == .unreachable)
         #expect(error?.message.contains(url) == true)
         try await client.shutdown()
+        withExtendedLifetime(closed) {}
     }
 
     @Test("pairing with a wrong token is .tokenRefused and the message does not leak it")
