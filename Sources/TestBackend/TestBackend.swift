@@ -95,8 +95,17 @@ public final class TestBackend: Sendable {
         let task = Task.detached { [self] in
             try? await Task.sleep(for: duration)
             guard !Task.isCancelled else { return }
-            // Reopening the port we just held can only fail if someone else grabbed it.
-            try? await self.endOutage()
+            // Reopening can fail while the old listener's socket is still being torn
+            // down on a loaded machine: retry for a while, and say so if it never opens.
+            for attempt in 1...150 {
+                do {
+                    try await self.endOutage()
+                    return
+                } catch {
+                    if attempt == 150 { print("TestBackend: could not reopen the listener after the outage: \(error)") }
+                    try? await Task.sleep(for: .milliseconds(200))
+                }
+            }
         }
         outages.withLock { $0 = task }
     }
