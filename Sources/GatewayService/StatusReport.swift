@@ -96,7 +96,13 @@ public struct StatusReport: Sendable, Codable, Equatable {
 
     static let decoder: JSONDecoder = {
         let d = JSONDecoder()
-        d.keyDecodingStrategy = .convertFromSnakeCase
+        // snake_case → camelCase, with `_id` → `ID` as Swift spells it (gateway_id → gatewayID).
+        d.keyDecodingStrategy = .custom { path in
+            let parts = path.last!.stringValue.split(separator: "_")
+            guard let first = parts.first else { return path.last! }
+            let rest = parts.dropFirst().map { $0 == "id" ? "ID" : $0.prefix(1).uppercased() + $0.dropFirst() }
+            return SnakeKey(String(first) + rest.joined())
+        }
         return d
     }()
 
@@ -130,4 +136,12 @@ struct SavedServiceState: Codable {
     var errors: [ErrorEntry]
 
     static let key = "service_state"
+}
+
+private struct SnakeKey: CodingKey {
+    var stringValue: String
+    var intValue: Int? { nil }
+    init(_ s: String) { stringValue = s }
+    init?(stringValue: String) { self.stringValue = stringValue }
+    init?(intValue: Int) { nil }
 }

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 import BlegateTestSupport
+import DBus
 import Foundation
 import GatewayService
 import Simulator
