@@ -89,6 +89,15 @@ let package = Package(
                 .product(name: "NIOFoundationCompat", package: "swift-nio"),
             ]
         ),
+        // `blegate run`: straps → cache → backend as one service group, status socket.
+        .target(
+            name: "GatewayService",
+            dependencies: [
+                "Gateway", "Cache", "Config", "Sync", "DBus", "LinkPolicy", "HRV", "WearMetrics",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ]
+        ),
         .executableTarget(
             name: "blegate-test-backend",
             dependencies: [
@@ -102,7 +111,9 @@ let package = Package(
             name: "blegate",
             dependencies: [
                 "DBus", "HCI", "GATT", "HRV", "WearMetrics", "Simulator", "BlueZ", "Gateway", "LinkPolicy", "Doctor", "Config", "Cache",
+                "GatewayService", "Sync",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
@@ -112,6 +123,7 @@ let package = Package(
             name: "blegate-bench",
             dependencies: [
                 "DBus", "Simulator", "GATT", "HRV", "WearMetrics", "Cache", "Outbox", "Sync", "TestBackend",
+                "GatewayService", "Gateway", "Config",
                 .product(name: "Logging", package: "swift-log"),
             ],
             path: "Benchmarks/blegate-bench"
@@ -138,6 +150,11 @@ let package = Package(
             dependencies: ["Cache", "Config", "Outbox", "WearMetrics", "GATT", .product(name: "GRDB", package: "GRDB.swift")]
         ),
         .testTarget(name: "SyncTests", dependencies: ["Sync", "TestBackend", "Outbox", "WearMetrics"]),
+        // `blegate run`, `status`, `pair` as processes against the simulator and the loopback backend.
+        .testTarget(
+            name: "RunTests",
+            dependencies: ["GatewayService", "Simulator", "DBus", "TestBackend", "Cache", "Config", "GATT", "WearMetrics", "BlegateTestSupport"]
+        ),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -9,6 +9,11 @@
 #                                                              append→committed latency p50/p99
 #   blegate-bench cache-backlog --path FILE                    216,000 pending records (60 devices × 1 h at 1 Hz)
 #   scripts/bench.sh sync [--records 216000] [--batch 500,1000,5000]   sync engine → loopback TestBackend, records/s
+#   scripts/bench.sh catchup [--devices 60] [--seconds 3600] [--batch 500,1000,5000]
+#                                                              a real cache's backlog drained into the TestBackend
+#   scripts/bench.sh latency [--straps 10] [--seconds 60] [--commit-interval 10]
+#                                                              notification → committed, through blegate run's runtime
+#   scripts/bench-rss.sh SECONDS [STRAPS]                      peak RSS of the blegate run process
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh -c release --product blegate-bench
@@ -31,5 +36,11 @@ case "$what" in
         ;;&
     sync|all)
         if [ "$what" = all ]; then "$bin/blegate-bench" sync; else "$bin/blegate-bench" sync "$@"; fi
+        ;;&
+    catchup|run|all)
+        if [ "$what" = catchup ]; then "$bin/blegate-bench" catchup "$@"; else "$bin/blegate-bench" catchup; fi
+        ;;&
+    latency|run|all)
+        if [ "$what" = latency ]; then "$bin/blegate-bench" latency "$@"; else "$bin/blegate-bench" latency; fi
         ;;
 esac

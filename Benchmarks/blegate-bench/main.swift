@@ -19,6 +19,10 @@ case "cache-backlog":
     try await CacheBenchmarks.backlog(Array(arguments.dropFirst()))
 case "sync":
     try await SyncBenchmarks.run(Array(arguments.dropFirst()))
+case "catchup":
+    try await RunBenchmarks.catchup(Array(arguments.dropFirst()))
+case "latency":
+    try await RunBenchmarks.latency(Array(arguments.dropFirst()))
 case "dbus-emit":
     try await DBusBenchmarks.emit(Array(arguments.dropFirst()))
 default:
@@ -29,5 +33,7 @@ default:
            blegate-bench cache [--records N] [--rate R] [--seconds S]
            blegate-bench cache-backlog --path FILE [--devices 60] [--seconds 3600] [--key-file FILE]
            blegate-bench sync [--records N] [--batch B[,B...]] [--sink wearmetrics|samples]
+           blegate-bench catchup [--devices 60] [--seconds 3600] [--batch B[,B...]]
+           blegate-bench latency [--straps 10] [--rate HZ] [--seconds 60] [--commit-interval MS]
     """)
 }

@@ -6,6 +6,7 @@ struct Blegate: AsyncParsableCommand {
         commandName: "blegate",
         abstract: "A BLE heart-rate gateway for BlueZ on Linux.",
         subcommands: [SimulateCommand.self, ScanCommand.self, StreamCommand.self, DecodeCommand.self, HRVCommand.self,
-                      CacheCommand.self, DevicesCommand.self, DoctorCommand.self]
+                      CacheCommand.self, DevicesCommand.self, DoctorCommand.self,
+                      RunCommand.self, StatusCommand.self, PairCommand.self]
     )
 }

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 import ArgumentParser
+import Config
 import DBus
 import Doctor
 import HCI
@@ -15,8 +16,14 @@ struct DoctorCommand: AsyncParsableCommand {
         abstract: "Check bluetoothd, adapters, permissions, main.conf, radio, backend, clock and disk.",
         discussion: """
             Prints one line per check (ok, warn or fail) and the fix under anything that \
-            is not ok. Exit status: 0 when nothing fails, 1 otherwise.
+            is not ok. With --config, the backend URL, token file, gateway id, state \
+            directory and adapter_reset come from the gateway's configuration; flags given \
+            explicitly win. Exit status: 0 when nothing fails, 1 otherwise, 78 when the \
+            configuration file is wrong.
             """)
+
+    @Option(help: "Gateway configuration to check against (e.g. \(GatewayConfiguration.defaultPath)).")
+    var config: String?
 
     @Flag(help: "Print one JSON object: {\"checks\":[{name,status,message,fix}],ok,warn,fail}.")
     var json = false
@@ -36,8 +43,8 @@ struct DoctorCommand: AsyncParsableCommand {
     @Option(help: "bluetoothd's configuration file.")
     var mainConf = MainConfAdvice.defaultPath
 
-    @Option(help: "Where the cache lives ([gateway] state_directory).")
-    var stateDirectory = "/var/lib/blegate"
+    @Option(help: "Where the cache lives ([gateway] state_directory; default /var/lib/blegate).")
+    var stateDirectory: String?
 
     @Flag(help: "Fail unless this process may reset adapters through HCI ([bluetooth] adapter_reset = true).")
     var adapterReset = false
@@ -48,12 +55,41 @@ struct DoctorCommand: AsyncParsableCommand {
     func validate() throws {
         if let backendURL {
             if let problem = BackendProbe.validate(url: backendURL) { throw ValidationError("--backend-url " + problem) }
-            if tokenFile == nil { throw ValidationError("--backend-url needs --token-file FILE (the bearer token, mode 0600)") }
+            if tokenFile == nil, config == nil { throw ValidationError("--backend-url needs --token-file FILE (the bearer token, mode 0600)") }
         }
         if backendTimeout <= 0 { throw ValidationError("--backend-timeout must be a positive number of seconds") }
     }
 
+    /// The settings to check: explicit flags, else the configuration, else the defaults.
+    struct Settings {
+        var backendURL: String?
+        var tokenFile: String?
+        var gatewayID: String
+        var stateDirectory: String
+        var adapterReset: Bool
+    }
+
+    func settings() throws -> Settings {
+        var s = Settings(backendURL: backendURL, tokenFile: tokenFile, gatewayID: gatewayID ?? DoctorHost.hostName(),
+                         stateDirectory: stateDirectory ?? "/var/lib/blegate", adapterReset: adapterReset)
+        guard let config else { return s }
+        let c: GatewayConfiguration
+        do {
+            c = try GatewayConfiguration.load(path: config)
+        } catch {
+            printError(error.description)
+            throw ExitCode(78)
+        }
+        s.backendURL = backendURL ?? c.backend.url
+        s.tokenFile = tokenFile ?? c.backend.tokenFile
+        s.gatewayID = gatewayID ?? c.gateway.id
+        s.stateDirectory = stateDirectory ?? c.gateway.stateDirectory
+        s.adapterReset = adapterReset || c.bluetooth.adapterReset
+        return s
+    }
+
     func run() async throws {
+        let settings = try settings()
         let onSystemBus = bus == "system"
         let address: DBusBusAddress = onSystemBus ? .system : .address(bus)
         var report = DoctorReport()
@@ -71,15 +107,21 @@ struct DoctorCommand: AsyncParsableCommand {
         report.add(kernelChecks(busAdapters: bus.adapters, onSystemBus: onSystemBus))
         report.add(MainConfAdvice.checks(text: files.read(mainConf), path: mainConf))
         report.add(coexistence(adapters: bus.adapters, files: files))
-        report.add(resetCheck())
-        if let backendURL, let tokenFile {
-            report.add(await DoctorBackend.check(url: backendURL, tokenFile: tokenFile, gatewayID: gatewayID ?? DoctorHost.hostName(), timeout: backendTimeout))
+        report.add(resetCheck(required: settings.adapterReset))
+        if let backendURL = settings.backendURL, let tokenFile = settings.tokenFile {
+            report.add(await DoctorBackend.check(url: backendURL, tokenFile: tokenFile, gatewayID: settings.gatewayID, timeout: backendTimeout))
+        } else if settings.backendURL != nil {
+            report.add(.fail("backend token", "backend.url is set but backend.token_file is not: requests carry no token",
+                             fix: "set [backend] token_file = \"/etc/blegate/token\" (mode 0600) or pass --token-file"))
+        } else if config != nil {
+            report.add(.warn("backend", "not checked: backend.url is not set in \(config!); records stay in the cache",
+                             fix: "set [backend] url and token_file"))
         } else {
             report.add(.warn("backend", "not checked: no backend given; records stay in the cache",
-                             fix: "blegate doctor --backend-url URL --token-file FILE (from [backend] in /etc/blegate/blegate.toml)"))
+                             fix: "blegate doctor --config /etc/blegate/blegate.toml (or --backend-url URL --token-file FILE)"))
         }
         report.add(ClockSync.check())
-        report.add(DiskSpace.check(stateDirectory: stateDirectory, available: DiskSpace.available(at: stateDirectory)))
+        report.add(DiskSpace.check(stateDirectory: settings.stateDirectory, available: DiskSpace.available(at: settings.stateDirectory)))
 
         print(json ? report.json() : report.text(), terminator: json ? "\n" : "")
         if report.hasFailures { throw ExitCode(1) }
@@ -136,7 +178,7 @@ struct DoctorCommand: AsyncParsableCommand {
         return RadioCoexistence.check(adapters: adapters, files: files, links: links)
     }
 
-    private func resetCheck() -> DoctorCheck {
+    private func resetCheck(required: Bool) -> DoctorCheck {
         let name = "adapter reset"
         let caps: ProcessCapabilities
         do {
@@ -149,6 +191,6 @@ struct DoctorCommand: AsyncParsableCommand {
         }
         let message = "CAP_NET_ADMIN not held: a hung adapter is only power-cycled through bluetoothd"
         let fix = "set [bluetooth] adapter_reset = true and run: sudo scripts/install.sh --adapter-reset"
-        return adapterReset ? .fail(name, message, fix: fix) : .ok(name, message)
+        return required ? .fail(name, message, fix: fix) : .ok(name, message)
     }
 }

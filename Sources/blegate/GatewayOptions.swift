@@ -2,6 +2,7 @@
 import ArgumentParser
 import Cache
 import Config
+import GatewayService
 
 /// `--config` and `--state-dir`, shared by every command that works on the gateway's
 /// files. Without `--config`, a missing default file means the defaults, so the cache
@@ -40,19 +41,5 @@ struct GatewayOptions: ParsableArguments {
             printError("\(error)")
             throw ExitCode(1)
         }
-    }
-}
-
-extension CacheOptions {
-    /// The cache settings of a gateway configuration (the key read separately, so a
-    /// bad key file is reported as the config error it is).
-    init(configuration c: GatewayConfiguration, encryptionKey: [UInt8]?, create: Bool = true) {
-        self.init(
-            unpaired: c.backend.unpaired == .hold ? .hold : .send,
-            retention: RetentionPolicy(maximumAge: c.cache.retention, maximumBytes: c.cache.maxSize,
-                                       deleteUnsynced: c.cache.deleteUnsynced),
-            encryptionKey: encryptionKey,
-            create: create
-        )
     }
 }

@@ -74,6 +74,15 @@ public struct BackgroundProcess: Sendable {
     public var stdout: String { readFile(stdoutPath) ?? "" }
     public var stderr: String { readFile(stderrPath) ?? "" }
 
+    /// Waits until stdout contains `text` `count` times (checked every 100 ms).
+    public func waitForStdout(_ text: String, count: Int = 1, timeout: Double) async -> Bool {
+        for _ in 0..<Int(timeout * 10) {
+            if stdout.components(text) >= count { return true }
+            try? await Task.sleep(for: .milliseconds(100))
+        }
+        return false
+    }
+
     /// Waits until stderr contains `text` (checked every 100 ms).
     public func waitForStderr(_ text: String, count: Int = 1, timeout: Double) async -> Bool {
         for _ in 0..<Int(timeout * 10) {

@@ -1,0 +1,138 @@
+// SPDX-License-Identifier: MIT
+import Cache
+import DBus
+import Gateway
+import Logging
+import ServiceLifecycle
+import Synchronization
+
+/// Keeps the strap manager running for as long as the gateway runs: it connects to the
+/// bus, follows straps into the cache, and if the bus goes away or cannot be reached it
+/// tries again (1 s, doubling to 30 s) while the cache and sync carry on.
+///
+/// Shut down first of all services: the manager stops notifications and disconnects
+/// every strap, then the cache commits what it buffered, so nothing received is left
+/// uncommitted when sync makes its last pass.
+final class BluetoothService: Service, Sendable {
+    let bus: DBusBusAddress
+    let configuration: LinkConfiguration
+    let sink: CacheRecordSink
+    let cache: RecordCache
+    let errors: ErrorLog
+    let facts: DeviceFacts
+    let logger: Logger
+    private let manager = Mutex<StrapManager?>(nil)
+    private let lastLinks = Mutex<[LinkStatus]>([])
+
+    init(bus: DBusBusAddress, configuration: LinkConfiguration, sink: CacheRecordSink, cache: RecordCache,
+         errors: ErrorLog, facts: DeviceFacts, logger: Logger) {
+        self.bus = bus
+        self.configuration = configuration
+        self.sink = sink
+        self.cache = cache
+        self.errors = errors
+        self.facts = facts
+        self.logger = logger
+    }
+
+    /// Every followed device now (or as they were when the manager last stopped).
+    var links: [LinkStatus] {
+        manager.withLock { $0 }?.links ?? lastLinks.withLock { $0 }
+    }
+
+    func run() async throws {
+        await cancelWhenGracefulShutdown { await self.follow() }
+        logger.info("bluetooth stopped: notifications released, straps disconnected")
+        do {
+            try await cache.flush()
+            logger.info("cache flushed", metadata: ["file": "\(cache.path)"])
+        } catch {
+            errors.add(.storage, "cannot commit the last records to the cache", detail: "\(error)")
+            logger.error("cannot commit the last records to the cache", metadata: ["error": "\(error)"])
+        }
+    }
+
+    private func follow() async {
+        var delay = Duration.seconds(1)
+        while !Task.isCancelled {
+            let connection: DBusConnection
+            do {
+                connection = try await DBusConnection.connect(bus)
+            } catch {
+                errors.add(.dbus, "cannot reach the \(bus)", detail: "\(error)")
+                logger.error("cannot reach the D-Bus bus; retrying", metadata: ["bus": "\(bus)", "error": "\(error)", "retry_in": "\(delay)"])
+                guard await pause(&delay) else { return }
+                continue
+            }
+            do {
+                let m = try StrapManager(connection: connection, configuration: configuration, sink: sink)
+                manager.withLock { $0 = m }
+                let events = m.events()
+                let reporter = Task { for await e in events { self.report(e) } }
+                do {
+                    try await m.run()
+                    delay = .seconds(1)
+                } catch {
+                    errors.add(.dbus, "cannot read bluetoothd's objects", detail: "\(error)")
+                    logger.error("cannot read bluetoothd's objects; retrying", metadata: ["error": "\(error)", "retry_in": "\(delay)"])
+                }
+                reporter.cancel()
+                lastLinks.withLock { $0 = m.links }
+                manager.withLock { $0 = nil }
+            } catch {
+                errors.add(.dbus, "cannot start the notification reader", detail: "\(error)")
+                logger.error("cannot start the notification reader; retrying", metadata: ["error": "\(error)"])
+            }
+            connection.close()
+            if Task.isCancelled { return }
+            guard await pause(&delay) else { return }
+        }
+    }
+
+    /// Sleeps `delay` and doubles it (up to 30 s); false when cancelled meanwhile.
+    private func pause(_ delay: inout Duration) async -> Bool {
+        do {
+            try await Task.sleep(for: delay)
+        } catch {
+            return false
+        }
+        delay = min(delay * 2, .seconds(30))
+        return true
+    }
+
+    /// Link news: to the log, to the registry (names) and, for failures, to the error list.
+    private func report(_ event: LinkEvent) {
+        switch event {
+        case let .found(address, name, _):
+            if let name { facts.named(address, name) }
+            logger.info("\(event.message)")
+        case let .connected(address, name, _, _):
+            if let name { facts.named(address, name) }
+            logger.info("\(event.message)")
+        case let .connectFailed(address, kind, message, _):
+            errors.add(.bluetooth, "connect \(address) failed", detail: "\(kind.rawValue): \(message)")
+            logger.warning("\(event.message)")
+        case let .disconnected(address, reason, _, flapping):
+            errors.add(.bluetooth, "\(address) disconnected" + (flapping ? " (flapping)" : ""), detail: reason)
+            logger.warning("\(event.message)")
+        case let .staleCache(address):
+            errors.add(.bluetooth, "\(address): stale GATT cache", detail: event.message)
+            logger.warning("\(event.message)")
+        case let .slotsLearned(adapter, limit):
+            errors.add(.bluetooth, "\(adapter) refused another link", detail: "using \(limit) connection slot(s)")
+            logger.warning("\(event.message)")
+        case .bluetoothdVanished:
+            errors.add(.dbus, "bluetoothd left the bus", detail: nil)
+            logger.error("\(event.message)")
+        case let .discovery(adapter, _, error?):
+            errors.add(.bluetooth, "\(adapter): discovery failed", detail: error)
+            logger.warning("\(event.message)")
+        case .discovery:
+            logger.debug("\(event.message)")
+        case .connecting:
+            logger.debug("\(event.message)")
+        case .resubscribed, .bluetoothdAppeared:
+            logger.info("\(event.message)")
+        }
+    }
+}

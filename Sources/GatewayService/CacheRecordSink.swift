@@ -1,0 +1,30 @@
+// SPDX-License-Identifier: MIT
+import Cache
+import Gateway
+import WearMetrics
+
+/// The record sink of `blegate run`: every record goes to the cache's group committer
+/// (`append` only queues it, so the notification thread never waits for SQLite), and
+/// its device's facts to the registry feeder.
+public final class CacheRecordSink: RecordSink {
+    public typealias AppendObserver = @Sendable (_ record: WearMetrics, _ kind: RecordKind, _ sequence: Int64) -> Void
+
+    let cache: RecordCache
+    let facts: DeviceFacts
+    let observer: AppendObserver?
+
+    /// `observer` sees every append with its outbox sequence (benchmarks match these to
+    /// commit events); keep it short, it runs on the notification thread.
+    public init(cache: RecordCache, facts: DeviceFacts, observer: AppendObserver? = nil) {
+        self.cache = cache
+        self.facts = facts
+        self.observer = observer
+    }
+
+    public func receive(_ record: WearMetrics, kind: RecordKind) {
+        let sequence = cache.append(record)
+        observer?(record, kind, sequence)
+        facts.seen(record.deviceID, at: record.timestamp)
+        if kind == .device { facts.absorb(record) }
+    }
+}

@@ -1,0 +1,24 @@
+// SPDX-License-Identifier: MIT
+import Config
+import Gateway
+import HRV
+import LinkPolicy
+#if canImport(Glibc)
+import Glibc
+#endif
+
+extension LinkConfiguration {
+    /// `[bluetooth]` and `[hrv]` of blegate.toml. The HRV engine keeps two windows: the
+    /// shortest configured one for RMSSD, the longest for SDNN (one window: both).
+    public init(configuration c: GatewayConfiguration) {
+        self.init()
+        adapters = c.bluetooth.adapters
+        selection = DeviceSelection(mode: c.bluetooth.connect == .auto ? .auto : .list,
+                                    allow: c.bluetooth.allow.map(\.description), deny: c.bluetooth.deny.map(\.description))
+        notify = c.bluetooth.notify == .acquire ? .acquire : .start
+        maxPerAdapter = c.bluetooth.maxPerAdapter
+        let windows = c.hrv.windows.map { Double($0.components.seconds) + Double($0.components.attoseconds) / 1e18 }
+        hrv = HRVEngineConfiguration(rmssdWindow: windows.min() ?? 60, sdnnWindow: windows.max() ?? 300)
+        jitterSeed = UInt64(truncatingIfNeeded: getpid())
+    }
+}

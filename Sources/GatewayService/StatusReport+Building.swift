@@ -1,0 +1,69 @@
+// SPDX-License-Identifier: MIT
+import Cache
+import Gateway
+import Sync
+import WearMetrics
+
+extension StatusReport {
+    /// The report of a gateway that is not running: devices from the registry, the outbox
+    /// from the cache now, the last sync and errors as the gateway saved them.
+    public static func fromDatabase(cache: RecordCache, gatewayID: String) async throws -> StatusReport {
+        let stats = try await cache.stats()
+        var report = StatusReport(source: "database", gatewayID: gatewayID, generatedAt: UTCTimestamp.now.iso8601,
+                                  cacheFile: cache.path, outbox: outbox(stats))
+        report.devices = try await cache.devices().map { d in
+            DeviceStatus(address: d.address, name: d.name, adapter: nil, state: "offline", connected: false,
+                         lastHeartRate: nil, battery: d.battery.map { Int(($0 * 100).rounded()) }, rssi: nil,
+                         reconnects: nil, notifications: nil, malformed: nil, model: d.model, firmware: d.firmware,
+                         lastSeen: d.lastSeen?.iso8601, paired: d.member != nil)
+        }
+        if let data = try await cache.loadMeta(key: SavedServiceState.key),
+           let saved = try? decoder.decode(SavedServiceState.self, from: data) {
+            report.startedAt = saved.startedAt
+            report.savedAt = saved.savedAt
+            report.sync = saved.sync
+            report.errors = saved.errors
+        }
+        return report
+    }
+
+    static func outbox(_ s: CacheStats) -> OutboxStatus {
+        OutboxStatus(pending: s.pending, unpairedPending: s.unpairedPending, unpairedPolicy: s.unpairedPolicy.rawValue,
+                     delivered: s.delivered, quarantined: s.quarantined, total: s.total,
+                     oldestPendingAgeSeconds: s.oldestPendingAge(now: .now).map { ($0 * 10).rounded() / 10 },
+                     oldestPendingTimestamp: s.oldestPending?.iso8601, buffered: s.buffered, fileBytes: s.fileBytes)
+    }
+
+    static func sync(_ s: SyncStatus) -> SyncState {
+        var reason: String?
+        switch s.state {
+        case let .backingOff(_, r), let .unauthorized(r): reason = r
+        default: break
+        }
+        return SyncState(state: s.state.name, reason: reason, endpoint: s.endpoint, consecutiveFailures: s.consecutiveFailures,
+                         deliveredSinceStart: s.delivered, quarantinedSinceStart: s.quarantined,
+                         lastSync: s.lastSync.map { r in
+                             LastSync(at: r.at.iso8601, records: r.records, inserted: r.inserted, duplicates: r.duplicates,
+                                      rejected: r.rejected, durationMilliseconds: (r.duration.milliseconds * 10).rounded() / 10,
+                                      endpoint: r.endpoint, httpStatus: r.httpStatus, error: r.error)
+                         })
+    }
+
+    /// A followed device, merged with what the registry knows of it.
+    static func device(_ link: LinkStatus, registry: DeviceEntry?) -> DeviceStatus {
+        DeviceStatus(address: link.address, name: link.name ?? registry?.name, adapter: link.adapter, state: link.state.rawValue,
+                     connected: link.state == .streaming || link.state == .resolving,
+                     lastHeartRate: link.counters.lastHeartRate.map(Int.init),
+                     battery: link.counters.lastBattery.map(Int.init) ?? registry?.battery.map { Int(($0 * 100).rounded()) },
+                     rssi: link.rssi.map(Int.init), reconnects: link.reconnects, notifications: link.counters.heartRate,
+                     malformed: link.counters.malformed, model: registry?.model, firmware: registry?.firmware,
+                     lastSeen: registry?.lastSeen?.iso8601, paired: registry?.member != nil)
+    }
+}
+
+extension Duration {
+    var milliseconds: Double {
+        let c = components
+        return Double(c.seconds) * 1000 + Double(c.attoseconds) / 1e15
+    }
+}

@@ -1,0 +1,147 @@
+// SPDX-License-Identifier: MIT
+import Foundation
+
+/// What `blegate status` shows, from the running gateway (over the status socket) or,
+/// when it is not running, from the cache database. Field by field in docs/status.md.
+/// Holds no token and no member id: `paired` says only whether a device has a member.
+public struct StatusReport: Sendable, Codable, Equatable {
+    /// `service`: live from the running gateway; `database`: read from the cache file.
+    public var source: String
+    public var gatewayID: String
+    public var generatedAt: String
+    /// When the gateway started (the last run, for `database`).
+    public var startedAt: String?
+    /// For `database`: when the stopped gateway last saved its sync state.
+    public var savedAt: String?
+    public var cacheFile: String
+    public var devices: [DeviceStatus]
+    /// Adapter name → HCI recoveries. nil: this build of the gateway does not count them.
+    public var adapterRecoveries: [String: Int]?
+    public var outbox: OutboxStatus
+    /// nil when no backend is configured (cache only).
+    public var sync: SyncState?
+    /// The last 10 errors, oldest first.
+    public var errors: [ErrorEntry]
+
+    public struct DeviceStatus: Sendable, Codable, Equatable {
+        public var address: String
+        public var name: String?
+        public var adapter: String?
+        /// waiting, connecting, resolving, streaming, backing-off, stopped; `offline` from the database.
+        public var state: String
+        public var connected: Bool
+        public var lastHeartRate: Int?
+        /// Percent.
+        public var battery: Int?
+        public var rssi: Int?
+        public var reconnects: Int?
+        public var notifications: Int?
+        public var malformed: Int?
+        public var model: String?
+        public var firmware: String?
+        public var lastSeen: String?
+        public var paired: Bool
+    }
+
+    public struct OutboxStatus: Sendable, Codable, Equatable {
+        /// Records not yet at the backend (including held ones).
+        public var pending: Int
+        /// Pending records of unpaired devices, which `backend.unpaired = "hold"` keeps back.
+        public var unpairedPending: Int
+        public var unpairedPolicy: String
+        public var delivered: Int
+        public var quarantined: Int
+        public var total: Int
+        /// Seconds since the oldest pending record was stored.
+        public var oldestPendingAgeSeconds: Double?
+        /// Measurement time of the oldest pending record.
+        public var oldestPendingTimestamp: String?
+        /// Appended, not yet committed (always 0 from the database).
+        public var buffered: Int
+        public var fileBytes: Int64
+    }
+
+    public struct SyncState: Sendable, Codable, Equatable {
+        /// starting, idle, syncing, backing_off, unauthorized, stopped.
+        public var state: String
+        /// Why it is backing off or unauthorized.
+        public var reason: String?
+        public var endpoint: String
+        public var consecutiveFailures: Int
+        /// Records delivered and quarantined since the gateway started.
+        public var deliveredSinceStart: Int
+        public var quarantinedSinceStart: Int
+        public var lastSync: LastSync?
+    }
+
+    public struct LastSync: Sendable, Codable, Equatable {
+        public var at: String
+        public var records: Int
+        public var inserted: Int
+        public var duplicates: Int
+        public var rejected: Int
+        public var durationMilliseconds: Double
+        public var endpoint: String
+        /// nil when no answer arrived.
+        public var httpStatus: Int?
+        public var error: String?
+    }
+
+    static let encoder: JSONEncoder = {
+        let e = JSONEncoder()
+        e.keyEncodingStrategy = .convertToSnakeCase
+        e.outputFormatting = [.sortedKeys]
+        return e
+    }()
+
+    static let decoder: JSONDecoder = {
+        let d = JSONDecoder()
+        // snake_case → camelCase, with `_id` → `ID` as Swift spells it (gateway_id → gatewayID).
+        d.keyDecodingStrategy = .custom { path in
+            let parts = path.last!.stringValue.split(separator: "_")
+            guard let first = parts.first else { return path.last! }
+            let rest = parts.dropFirst().map { $0 == "id" ? "ID" : $0.prefix(1).uppercased() + $0.dropFirst() }
+            return SnakeKey(String(first) + rest.joined())
+        }
+        return d
+    }()
+
+    /// One line of JSON (snake_case keys).
+    public func json() -> String {
+        // Plain structs of strings and numbers: encoding cannot fail.
+        String(decoding: (try? Self.encoder.encode(self)) ?? Data("{}".utf8), as: UTF8.self)
+    }
+
+    public init(json: String) throws {
+        self = try Self.decoder.decode(StatusReport.self, from: Data(json.utf8))
+    }
+
+    init(source: String, gatewayID: String, generatedAt: String, cacheFile: String, outbox: OutboxStatus) {
+        self.source = source
+        self.gatewayID = gatewayID
+        self.generatedAt = generatedAt
+        self.cacheFile = cacheFile
+        self.devices = []
+        self.outbox = outbox
+        self.errors = []
+    }
+}
+
+/// What a running gateway saves in its cache so a stopped one can still answer
+/// "what was the last sync, what went wrong".
+struct SavedServiceState: Codable {
+    var startedAt: String
+    var savedAt: String
+    var sync: StatusReport.SyncState?
+    var errors: [ErrorEntry]
+
+    static let key = "service_state"
+}
+
+private struct SnakeKey: CodingKey {
+    var stringValue: String
+    var intValue: Int? { nil }
+    init(_ s: String) { stringValue = s }
+    init?(stringValue: String) { self.stringValue = stringValue }
+    init?(intValue: Int) { nil }
+}

@@ -1,0 +1,130 @@
+// SPDX-License-Identifier: MIT
+import ArgumentParser
+import Cache
+import Config
+import GatewayService
+import Foundation
+import Sync
+
+/// `blegate pair --device ADDR --code CODE`: a member's pairing code becomes the client
+/// id their strap's records carry (GymDashSync's model).
+struct PairCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "pair",
+        abstract: "Pair a device with a gym member through the backend's pairing code.",
+        discussion: """
+            Exchanges CODE at the backend (POST /api/v1/pair) for the member's client id and \
+            stores it: through the running gateway when one answers on status.socket, else \
+            in the cache directly. Records from then on carry the client id, and so do the \
+            device's records still waiting in the cache without one. Exit status: 0 paired, \
+            1 backend unreachable or failing, 2 unknown code, 3 code already used, 4 the \
+            pairing could not be stored, 78 configuration error.
+            """)
+
+    @OptionGroup var gateway: GatewayOptions
+
+    @Option(help: "The device's Bluetooth address (A0:9E:1A:12:34:56).")
+    var device: String
+
+    @Option(help: "The pairing code the member got from the gym's app.")
+    var code: String
+
+    func validate() throws {
+        guard DevicePattern.isAddress(device) else {
+            throw ValidationError("--device must be a Bluetooth address like A0:9E:1A:12:34:56, got \"\(device)\" (blegate devices lists them)")
+        }
+        guard !code.trimmingCharacters(in: .whitespaces).isEmpty else { throw ValidationError("--code must not be empty") }
+    }
+
+    func run() async throws {
+        let config = try gateway.load()
+        let address = device.uppercased()
+        guard let url = config.backend.url else {
+            printError(ConfigError(.badValue, key: "backend.url", problem: "pairing needs the backend, and none is configured",
+                                   example: "url = \"https://backend.example/\"").description)
+            throw ExitCode(78)
+        }
+        let token = config.backend.tokenFile.map { TokenStore(file: $0) } ?? TokenStore(token: nil)
+        do {
+            try token.reload()
+        } catch {
+            printError("config error: " + error.message)
+            throw ExitCode(78)
+        }
+        let client: BackendClient
+        do {
+            client = try BackendClient(baseURL: url, token: token, samplesPath: config.backend.samplesPath,
+                                       requestTimeout: .seconds(20), connectTimeout: .seconds(10))
+        } catch {
+            printError("config error: " + error.message)
+            throw ExitCode(78)
+        }
+        defer { Task { try? await client.shutdown() } }
+
+        // Name and model from the registry, when the gateway has seen the device.
+        let known = try? await knownDevice(config, address)
+        let clientID: String
+        do {
+            clientID = try await client.pair(code: code, device: PairingDevice(address: address, name: known?.name, model: known?.model))
+        } catch {
+            printError("blegate pair: \(error.message)")
+            try? await client.shutdown()
+            switch error.kind {
+            case .unknownCode: throw ExitCode(2)
+            case .codeAlreadyUsed: throw ExitCode(3)
+            case .tokenRefused: throw ExitCode(78)
+            default: throw ExitCode(1)
+            }
+        }
+        try? await client.shutdown()
+
+        let assigned: Int
+        do {
+            assigned = try await store(config, address: address, clientID: clientID)
+        } catch {
+            printError("blegate pair: the backend paired \(address) (client id \(clientID)) but it could not be stored: \(error). Ask for a new code and pair again once the cache is writable.")
+            throw ExitCode(4)
+        }
+        let name = known?.name.map { " (\($0))" } ?? ""
+        print("paired \(address)\(name) with client id \(clientID)" + (assigned > 0 ? "; \(assigned) waiting record(s) assigned to the member" : ""))
+    }
+
+    private func knownDevice(_ c: GatewayConfiguration, _ address: String) async throws -> DeviceEntry? {
+        let key = try c.loadEncryptionKey()
+        let cache = try RecordCache(path: c.cacheFilePath, options: CacheOptions(configuration: c, encryptionKey: key, create: false))
+        return try await cache.device(address: address)
+    }
+
+    /// Through the running gateway (its cache tags new records in memory), else directly.
+    private func store(_ c: GatewayConfiguration, address: String, clientID: String) async throws -> Int {
+        do {
+            let answer = try StatusClient.ask(c.status.socket, .pair(address: address, clientID: clientID))
+            guard let reply = PairReply(answer), reply.error == nil, let assigned = reply.assigned else {
+                throw PairStoreError(description: "the running gateway answered: \(answer)")
+            }
+            return assigned
+        } catch let error as StatusSocketError where error.nobodyListening {
+            let key = try c.loadEncryptionKey()
+            let cache = try RecordCache(path: c.cacheFilePath, options: CacheOptions(configuration: c, encryptionKey: key, create: true))
+            let assigned = try await cache.pair(address: address, clientID: clientID)
+            try await cache.close()
+            return assigned
+        }
+    }
+}
+
+struct PairStoreError: Error, CustomStringConvertible {
+    var description: String
+}
+
+/// `{"ok":true,"assigned":N}` or `{"error":"..."}` from the status socket.
+struct PairReply {
+    var assigned: Int?
+    var error: String?
+
+    init?(_ line: String) {
+        guard let o = JSONValueLite.object(line) else { return nil }
+        assigned = o["assigned"] as? Int
+        error = o["error"] as? String
+    }
+}

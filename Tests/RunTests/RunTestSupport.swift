@@ -1,0 +1,138 @@
+// SPDX-License-Identifier: MIT
+import BlegateTestSupport
+import DBus
+import Foundation
+import GATT
+import GatewayService
+import Simulator
+import Testing
+import TestBackend
+import WearMetrics
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A scratch state directory with a config file, a token file and a status socket path.
+struct RunFixture {
+    let dir: String
+    var configPath: String { dir + "/blegate.toml" }
+    var socketPath: String { dir + "/status.sock" }
+    var tokenPath: String { dir + "/token" }
+    var blegate: String { "'\(BlegateBinary.path)'" }
+
+    static let token = "run-test-token-7d1e"
+
+    init() throws {
+        var template = Array("/tmp/blegate-run.XXXXXX".utf8CString)
+        guard let d = template.withUnsafeMutableBufferPointer({ mkdtemp($0.baseAddress!) }).map({ String(cString: $0) }) else {
+            throw TestSupportError("mkdtemp failed")
+        }
+        dir = d
+    }
+
+    /// Writes blegate.toml (and the token file, mode 0600, when a backend is given).
+    func writeConfig(backendURL: String?, extra: String = "", backendExtra: String = "") throws {
+        var toml = """
+            [gateway]
+            id = "test-gym"
+            state_directory = "\(dir)"
+
+            [status]
+            socket = "\(socketPath)"
+
+            """
+        if let backendURL {
+            try writeSecret(tokenPath, Self.token + "\n")
+            toml += """
+
+                [backend]
+                url = "\(backendURL)"
+                token_file = "\(tokenPath)"
+                \(backendExtra)
+
+                """
+        }
+        toml += extra
+        try toml.write(toFile: configPath, atomically: true, encoding: .utf8)
+    }
+
+    func writeSecret(_ path: String, _ text: String) throws {
+        try text.write(toFile: path, atomically: true, encoding: .utf8)
+        chmod(path, 0o600)
+    }
+
+    func run(bus: String) async throws -> BackgroundProcess {
+        try await BackgroundProcess.start("\(blegate) run --config '\(configPath)' --bus '\(bus)'")
+    }
+
+    func cli(_ arguments: String) async -> (out: String, status: Int32) {
+        await shell("\(blegate) \(arguments) --config '\(configPath)' 2>&1")
+    }
+
+    func status() async throws -> StatusReport {
+        let (out, code) = await shell("\(blegate) status --json --config '\(configPath)'")
+        #expect(code == 0, "status exit \(code): \(out)")
+        return try StatusReport(json: out)
+    }
+}
+
+/// One Heart Rate Measurement as the backend must hold it.
+struct Beat: Equatable, CustomStringConvertible {
+    var hr: Double?
+    var rr: [Double]
+    var contact: String
+
+    var description: String { "hr=\(hr.map { String($0) } ?? "-") rr=\(rr) contact=\(contact)" }
+
+    static func == (a: Beat, b: Beat) -> Bool {
+        a.hr == b.hr && a.contact == b.contact && a.rr.count == b.rr.count
+            && zip(a.rr, b.rr).allSatisfy { abs($0 - $1) < 1e-6 }
+    }
+
+    /// The well-formed 2A37 payloads the simulator sent to one device, decoded as the gateway does.
+    static func sent(_ sim: SimulatedBlueZ, _ address: String) throws -> [Beat] {
+        try sim.payloadLog.records(address: address)
+            .filter { $0.uuid == bluetoothUUID(0x2A37) && !$0.malformed }
+            .sorted { $0.sequence < $1.sequence }
+            .map { record in
+                let m = try HeartRateMeasurement(bytes: record.bytes)
+                let r = WearMetricsNormalizer.record(heartRate: m, deviceID: address, at: UTCTimestamp(millisecondsSince1970: 0))
+                return Beat(hr: r[metric: "hr"], rr: r.rrIntervals ?? [], contact: r.meta["sensor_contact"] ?? "")
+            }
+    }
+
+    /// A stored backend record, if it is a heart-rate record.
+    static func from(_ json: JSON) -> Beat? {
+        guard json["source"]?.string == "ble_hrm", let contact = json["meta"]?["sensor_contact"]?.string else { return nil }
+        return Beat(hr: json["metrics"]?["hr"]?.number, rr: json["rr_ms"]?.array?.compactMap(\.number) ?? [], contact: contact)
+    }
+}
+
+/// Runs `body` with the simulator on a private bus.
+func withSimulator(_ configure: (inout SimulatorConfiguration) -> Void,
+                   _ body: (PrivateBus, SimulatedBlueZ) async throws -> Void) async throws {
+    try #require(BlegateBinary.exists, "no blegate binary at \(BlegateBinary.path)")
+    var config = SimulatorConfiguration()
+    configure(&config)
+    let bus = try PrivateBus.start()
+    defer { bus.stop() }
+    let sim = try SimulatedBlueZ(configuration: config, bus: bus.busAddress)
+    try await sim.start()
+    do {
+        try await body(bus, sim)
+    } catch {
+        await sim.stop()
+        throw error
+    }
+    await sim.stop()
+}
+
+/// Waits until `condition` holds (checked every 200 ms); false after `timeout` seconds.
+func eventually(timeout: Double, _ condition: () async throws -> Bool) async rethrows -> Bool {
+    let deadline = ContinuousClock.now + .milliseconds(Int64(timeout * 1000))
+    while ContinuousClock.now < deadline {
+        if try await condition() { return true }
+        try? await Task.sleep(for: .milliseconds(200))
+    }
+    return try await condition()
+}

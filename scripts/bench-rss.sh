@@ -1,0 +1,78 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# Peak RSS of `blegate run` with simulated straps, sampled from /proc every 5 s, and
+# whether it stays flat (printed, never asserted).
+#   scripts/bench-rss.sh [SECONDS=1800] [STRAPS=50]
+# BLEGATE_BIN_DIR picks the binaries (default: the debug build, `swift build --show-bin-path`);
+# SECONDS=0 skips the run (CI).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+duration="${1:-1800}"
+straps="${2:-50}"
+if [ "$duration" = 0 ]; then echo "rss: skipped (duration 0)"; exit 0; fi
+bin="${BLEGATE_BIN_DIR:-$(swift build --show-bin-path)}"
+for b in blegate blegate-test-backend; do
+    [ -x "$bin/$b" ] || { echo "rss: no $bin/$b; build it first (swift build --product $b)" >&2; exit 1; }
+done
+work="$(mktemp -d /tmp/blegate-rss.XXXXXX)"
+pids=()
+cleanup() {
+    for p in "${pids[@]}"; do kill -TERM "$p" 2>/dev/null || true; done
+    wait 2>/dev/null || true
+    rm -rf "$work"
+}
+trap cleanup EXIT
+
+adapters=$(( (straps + 6) / 7 ))
+"$bin/blegate" simulate --private-bus --straps "$straps" --adapters "$adapters" --rate 1 --seed 5 > "$work/sim.out" 2>&1 &
+pids+=($!)
+"$bin/blegate-test-backend" --port 0 --token rss-bench > "$work/backend.out" 2>&1 &
+pids+=($!)
+for _ in $(seq 1 300); do
+    grep -q '^ready:' "$work/sim.out" 2>/dev/null && grep -q '^listening on' "$work/backend.out" 2>/dev/null && break
+    sleep 0.1
+done
+bus="$(sed -n 's/^DBUS_SYSTEM_BUS_ADDRESS=//p' "$work/sim.out")"
+url="$(sed -n 's/^listening on //p' "$work/backend.out")"
+[ -n "$bus" ] && [ -n "$url" ] || { echo "rss: simulator or backend did not start" >&2; cat "$work"/*.out >&2; exit 1; }
+printf 'rss-bench\n' > "$work/token"; chmod 600 "$work/token"
+cat > "$work/blegate.toml" <<TOML
+[gateway]
+id = "rss-bench"
+state_directory = "$work"
+[bluetooth]
+max_per_adapter = 7
+[backend]
+url = "$url"
+token_file = "$work/token"
+[status]
+socket = "$work/status.sock"
+TOML
+"$bin/blegate" run --config "$work/blegate.toml" --bus "$bus" > "$work/run.log" 2>&1 &
+run=$!
+pids=("$run" "${pids[@]}")
+echo "rss: blegate run (pid $run, $bin) with $straps simulated straps on $adapters adapters at 1 Hz, backend $url, for $duration s"
+samples="$work/rss"
+end=$(( $(date +%s) + duration ))
+while [ "$(date +%s)" -lt "$end" ]; do
+    kill -0 "$run" 2>/dev/null || { echo "rss: blegate run exited early" >&2; tail -20 "$work/run.log" >&2; exit 1; }
+    awk '/^VmRSS:/ {print $2}' "/proc/$run/status" >> "$samples"
+    sleep 5
+done
+peak_kib="$(awk '/^VmHWM:/ {print $2}' "/proc/$run/status")"
+connected="$(grep -c 'connected ' "$work/run.log" || true)"
+"$bin/blegate" status --config "$work/blegate.toml" | sed -n '/OUTBOX/,/SYNC/p' | head -2 | tail -1
+kill -TERM "$run"; wait "$run" && status=0 || status=$?
+awk -v peak="$peak_kib" -v connected="$connected" -v status="$status" '
+    { v[NR] = $1 }
+    END {
+        n = NR; q = int(n / 4); if (q < 1) q = 1
+        for (i = 1; i <= q; i++) a += v[i]
+        for (i = n - q + 1; i <= n; i++) b += v[i]
+        a /= q; b /= q
+        max = 0; for (i = 1; i <= n; i++) if (v[i] > max) max = v[i]
+        growth = (b - a) / a * 100
+        printf "rss: peak (VmHWM) %.1f MiB, max sampled %.1f MiB; mean first quarter %.1f MiB, last quarter %.1f MiB (%+.1f%%) over %d samples: %s\n",
+            peak / 1024, max / 1024, a / 1024, b / 1024, growth, n, (growth < 5 && growth > -5) ? "flat" : "not flat"
+        printf "rss: %d connect lines in the log; blegate run exited %d on SIGTERM (target: peak <= 24 MiB and flat)\n", connected, status
+    }' "$samples"
