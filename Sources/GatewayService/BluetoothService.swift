@@ -35,6 +35,12 @@ final class BluetoothService: Service, Sendable {
         self.logger = logger
     }
 
+    private let recoveries = Mutex<[String: Int]>([:])
+
+    /// Stall recoveries (power-cycles, HCI resets) per adapter since the gateway started,
+    /// across restarts of the connection manager.
+    var adapterRecoveries: [String: Int] { recoveries.withLock { $0 } }
+
     /// Every followed device now (or as they were when the manager last stopped).
     var links: [LinkStatus] {
         manager.withLock { $0 }?.links ?? lastLinks.withLock { $0 }
@@ -131,6 +137,10 @@ final class BluetoothService: Service, Sendable {
             logger.debug("\(event.message)")
         case .connecting:
             logger.debug("\(event.message)")
+        case let .adapterRecovery(adapter, action, cause, error):
+            recoveries.withLock { $0[adapter, default: 0] += 1 }
+            errors.add(.bluetooth, "\(adapter) stalled (\(cause)): \(action)", detail: error ?? "done")
+            logger.warning("\(event.message)")
         case .resubscribed, .bluetoothdAppeared:
             logger.info("\(event.message)")
         }

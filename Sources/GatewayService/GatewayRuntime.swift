@@ -207,6 +207,7 @@ public final class GatewayRuntime: Sendable {
         report.startedAt = startedAt.iso8601
         let registry = Dictionary(try await cache.devices().map { ($0.address, $0) }, uniquingKeysWith: { a, _ in a })
         report.devices = bluetooth.links.map { StatusReport.device($0, registry: registry[$0.address]) }
+        report.adapterRecoveries = bluetooth.adapterRecoveries
         let syncStatus = await sync?.status
         report.sync = syncStatus.map(StatusReport.sync)
         report.errors = ErrorLog.merged(errors.all, sync: syncStatus?.lastErrors ?? [])

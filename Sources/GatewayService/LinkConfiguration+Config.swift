@@ -20,5 +20,6 @@ extension LinkConfiguration {
         let windows = c.hrv.windows.map { Double($0.components.seconds) + Double($0.components.attoseconds) / 1e18 }
         hrv = HRVEngineConfiguration(rmssdWindow: windows.min() ?? 60, sdnnWindow: windows.max() ?? 300)
         jitterSeed = UInt64(truncatingIfNeeded: getpid())
+        adapterReset = AdapterResetter.make(allowed: c.bluetooth.adapterReset).reset
     }
 }

@@ -1,12 +1,13 @@
+// SPDX-License-Identifier: MIT
 import HCI
 
 /// The last rung of the self-healing ladder (docs/gateway.md): an HCI reset of a stalled
 /// adapter. Offered to the connection manager only when the configuration allows it and
 /// the process holds CAP_NET_ADMIN (the systemd drop-in grants it); otherwise the manager
 /// keeps to power-cycles through BlueZ.
-enum AdapterResetter {
+public enum AdapterResetter {
     /// The reset closure, or nil with the reason it is not offered.
-    static func make(allowed: Bool) -> (reset: (@Sendable (String) async throws -> Void)?, reason: String?) {
+    public static func make(allowed: Bool) -> (reset: (@Sendable (String) async throws -> Void)?, reason: String?) {
         guard allowed else { return (nil, "adapter_reset is off in the configuration") }
         let capabilities: ProcessCapabilities
         do {
