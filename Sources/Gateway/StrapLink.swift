@@ -86,6 +86,12 @@ final class StrapLink: Sendable {
                 if !(await sleep(delay)) { return }
             case .cancelled:
                 return
+            case .noSlot:
+                // The adapter is full: not the strap's fault, so no backoff grows. Look
+                // again soon; a slot frees as soon as any link ends.
+                update { $0.state = .waiting; $0.lastError = "waiting for a free connection slot" }
+                attempt -= 1
+                if !(await sleep(2)) { return }
             case .streaming(let method):
                 attempt = 0
                 await adapter.noteConnected()
@@ -158,6 +164,8 @@ final class StrapLink: Sendable {
 
     enum Outcome: Sendable {
         case streaming(NotifyMethod)
+        /// Every slot of the adapter is held by other links.
+        case noSlot
         case failure(ConnectFailureKind, String)
         case cancelled
     }
@@ -165,9 +173,7 @@ final class StrapLink: Sendable {
     // MARK: Connect
 
     private func connectAndSubscribe(device: Device, adapter: AdapterController) async -> Outcome {
-        guard await adapter.takeSlot() else {
-            return .failure(.noResources, "all \(await adapter.slots.limit) connection slot(s) of \(adapter.name) in use")
-        }
+        guard await adapter.takeSlot() else { return .noSlot }
         held.withLock { $0.hasSlotOn = adapter; $0.device = device.path }
         let path = device.path
         let outcome: Outcome = await adapter.withTurn(pauseDiscovery: true) {

@@ -36,12 +36,14 @@ struct GatewayEndToEndTests {
             c.malformedRate = 0.02
         }) { bus, sim in
             let f = try RunFixture()
-            try f.writeConfig(backendURL: backend.baseURL, backendExtra: "batch_size = 50\ninterval = \"1s\"")
+            // Ten straps on one adapter: room for all of them (the default is 7 slots).
+            try f.writeConfig(backendURL: backend.baseURL, extra: "\n[bluetooth]\nmax_per_adapter = 10\n",
+                              backendExtra: "batch_size = 50\ninterval = \"1s\"")
             func requests(_ status: Int) -> Int { backend.store.requests.filter { $0.status == status }.count }
 
             var run = try await f.run(bus: bus.address)
             #expect(await run.waitForStdout("ready:", timeout: 60), "\(run.stdout)\n\(run.stderr)")
-            #expect(await run.waitForStdout("connected ", count: 10, timeout: 90), "\(run.stdout)")
+            #expect(await run.waitForStdout("] connected ", count: 10, timeout: 90), "\(run.stdout)")
             #expect(await backend.waitForRecords(100, timeout: .seconds(60)))
 
             // Three 500s, then two 429s asking for 2 s, then three slow (3 s) answers.
@@ -137,7 +139,7 @@ struct GatewayEndToEndTests {
         let run = try await f.run(bus: bus.address)
         #expect(await run.waitForStdout("ready:", timeout: 60), "\(run.stdout)\n\(run.stderr)")
         _ = await sim.startAdvertising("*")
-        #expect(await run.waitForStdout("connected ", count: 10, timeout: 120), "\(run.stdout)")
+        #expect(await run.waitForStdout("] connected ", count: 10, timeout: 120), "\(run.stdout)")
         return run
     }
 }
