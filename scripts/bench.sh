@@ -9,9 +9,14 @@
 #                                                              append→committed latency p50/p99
 #   blegate-bench cache-backlog --path FILE                    216,000 pending records (60 devices × 1 h at 1 Hz)
 #   scripts/bench.sh sync [--records 216000] [--batch 500,1000,5000]   sync engine → loopback TestBackend, records/s
+#   scripts/bench.sh stream [--straps 10] [--rate 50,3000] [--notify acquire,start] [--rss-straps 50] [--seconds 10]
+#                                                              blegate stream as a process against the simulator:
+#                                                              CPU µs/notification, peak RSS, notifications lost
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh -c release --product blegate-bench
+# The stream benchmark runs the blegate binary itself (simulator and gateway, each a process).
+if [ "${1:-all}" = stream ] || [ "${1:-all}" = all ]; then swift build -c release --product blegate; fi
 bin="$(swift build -c release --show-bin-path)"
 what="${1:-all}"; shift || true
 case "$what" in
@@ -31,5 +36,8 @@ case "$what" in
         ;;&
     sync|all)
         if [ "$what" = all ]; then "$bin/blegate-bench" sync; else "$bin/blegate-bench" sync "$@"; fi
+        ;;&
+    stream|all)
+        if [ "$what" = all ]; then "$bin/blegate-bench" stream --blegate "$bin/blegate"; else "$bin/blegate-bench" stream --blegate "$bin/blegate" "$@"; fi
         ;;
 esac

@@ -19,6 +19,13 @@ case "cache-backlog":
     try await CacheBenchmarks.backlog(Array(arguments.dropFirst()))
 case "sync":
     try await SyncBenchmarks.run(Array(arguments.dropFirst()))
+case "stream":
+    do {
+        try await StreamBenchmarks.run(Array(arguments.dropFirst()))
+    } catch {
+        report("blegate-bench stream: \(error)")
+        exit(1)
+    }
 case "dbus-emit":
     try await DBusBenchmarks.emit(Array(arguments.dropFirst()))
 default:
@@ -29,5 +36,6 @@ default:
            blegate-bench cache [--records N] [--rate R] [--seconds S]
            blegate-bench cache-backlog --path FILE [--devices 60] [--seconds 3600] [--key-file FILE]
            blegate-bench sync [--records N] [--batch B[,B...]] [--sink wearmetrics|samples]
+           blegate-bench stream --blegate PATH [--straps 10] [--rate 50,3000] [--notify acquire,start] [--rss-straps 50] [--seconds 10]
     """)
 }
