@@ -126,9 +126,14 @@ public final class NotifySocketReader: Sendable {
         var entries: [UInt64: Entry] = [:]
         var keys = [UInt64](repeating: 0, count: 64)
         var events = [UInt32](repeating: 0, count: 64)
-        let buffer = UnsafeMutableRawPointer.allocate(byteCount: 1024, alignment: 16)
+        // One system call reads a whole batch: at saturation a wake-up finds several
+        // datagrams queued per socket.
+        let batch = Int(CDBUS_RECV_BATCH_MAX), slot = 1024
+        let buffer = UnsafeMutablePointer<UInt8>.allocate(capacity: batch * slot)
+        let lengths = UnsafeMutablePointer<Int32>.allocate(capacity: batch)
         defer {
             buffer.deallocate()
+            lengths.deallocate()
             for e in entries.values { Glibc.close(e.fd) }
             Glibc.close(epollFD)
             Glibc.close(wakeFD)
@@ -179,11 +184,24 @@ public final class NotifySocketReader: Sendable {
                 // Drain what is queued before looking at a hang-up: datagrams sent
                 // before the link dropped are still notifications.
                 var closed = false
-                while true {
-                    let got = recv(entry.fd, buffer, 1024, Int32(MSG_DONTWAIT))
+                let hangup = (events[i] & CDBUS_EPOLL_HANGUP) != 0
+                reading: while true {
+                    let got = Int(cdbus_recv_batch(entry.fd, buffer, Int32(slot), Int32(batch), lengths))
                     if got > 0 {
-                        entry.onData(UnsafeRawBufferPointer(start: buffer, count: got))
-                        delivered += 1
+                        for j in 0..<got {
+                            let length = Int(lengths[j])
+                            // A zero-length read is the end of the stream, as for recv.
+                            if length == 0 {
+                                closed = true
+                                break reading
+                            }
+                            entry.onData(UnsafeRawBufferPointer(start: buffer + j * slot, count: length))
+                            delivered += 1
+                        }
+                        // A short batch emptied the queue: epoll is level-triggered and
+                        // reports anything newer, so the read that would only answer
+                        // EAGAIN is skipped, unless a hang-up must be confirmed drained.
+                        if got < batch && !hangup { break }
                     } else if got == 0 {
                         closed = true
                         break
@@ -194,7 +212,7 @@ public final class NotifySocketReader: Sendable {
                     }
                 }
                 // Drained to EAGAIN with a hang-up flagged: nothing more will come.
-                if closed || (events[i] & CDBUS_EPOLL_HANGUP) != 0 {
+                if closed || hangup {
                     entries[key] = nil
                     _ = cdbus_epoll_del(epollFD, entry.fd)
                     Glibc.close(entry.fd)
