@@ -120,6 +120,12 @@ public final class NotifySocketReader: Sendable {
         if first { wake() }
     }
 
+    /// True when the other end of `fd` is closed (POLLHUP).
+    private static func peerHungUp(_ fd: Int32) -> Bool {
+        var p = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+        return poll(&p, 1, 0) > 0 && (Int32(p.revents) & Int32(POLLHUP | POLLERR)) != 0
+    }
+
     private func wake() {
         var one: UInt64 = 1
         _ = Glibc.write(wakeFD, &one, 8)
@@ -195,8 +201,10 @@ public final class NotifySocketReader: Sendable {
                     if got > 0 {
                         for j in 0..<got {
                             let length = Int(lengths[j])
-                            // A zero-length read is the end of the stream, as for recv.
-                            if length == 0 {
+                            // A zero-length read is either an empty notification (a
+                            // malformed payload, still counted) or the end of the stream;
+                            // only a peer that hung up makes it the end.
+                            if length == 0 && (hangup || Self.peerHungUp(entry.fd)) {
                                 closed = true
                                 break reading
                             }
