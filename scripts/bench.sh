@@ -14,9 +14,14 @@
 #   scripts/bench.sh latency [--straps 10] [--seconds 60] [--commit-interval 10]
 #                                                              notification → committed, through blegate run's runtime
 #   scripts/bench-rss.sh SECONDS [STRAPS]                      peak RSS of the blegate run process
+#   scripts/bench.sh stream [--straps 10] [--rate 50,3000] [--notify acquire,start] [--rss-straps 50] [--seconds 10]
+#                                                              blegate stream as a process against the simulator:
+#                                                              CPU µs/notification, peak RSS, notifications lost
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh -c release --product blegate-bench
+# The stream benchmark runs the blegate binary itself (simulator and gateway, each a process).
+if [ "${1:-all}" = stream ] || [ "${1:-all}" = all ]; then swift build -c release --product blegate; fi
 bin="$(swift build -c release --show-bin-path)"
 what="${1:-all}"; shift || true
 case "$what" in
@@ -42,5 +47,8 @@ case "$what" in
         ;;&
     latency|run|all)
         if [ "$what" = latency ]; then "$bin/blegate-bench" latency "$@"; else "$bin/blegate-bench" latency; fi
+        ;;&
+    stream|all)
+        if [ "$what" = all ]; then "$bin/blegate-bench" stream --blegate "$bin/blegate"; else "$bin/blegate-bench" stream --blegate "$bin/blegate" "$@"; fi
         ;;
 esac

@@ -23,6 +23,13 @@ case "catchup":
     try await RunBenchmarks.catchup(Array(arguments.dropFirst()))
 case "latency":
     try await RunBenchmarks.latency(Array(arguments.dropFirst()))
+case "stream":
+    do {
+        try await StreamBenchmarks.run(Array(arguments.dropFirst()))
+    } catch {
+        report("blegate-bench stream: \(error)")
+        exit(1)
+    }
 case "dbus-emit":
     try await DBusBenchmarks.emit(Array(arguments.dropFirst()))
 default:
@@ -35,5 +42,6 @@ default:
            blegate-bench sync [--records N] [--batch B[,B...]] [--sink wearmetrics|samples]
            blegate-bench catchup [--devices 60] [--seconds 3600] [--batch B[,B...]]
            blegate-bench latency [--straps 10] [--rate HZ] [--seconds 60] [--commit-interval MS]
+           blegate-bench stream --blegate PATH [--straps 10] [--rate 50,3000] [--notify acquire,start] [--rss-straps 50] [--seconds 10]
     """)
 }

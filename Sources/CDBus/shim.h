@@ -70,6 +70,33 @@ static inline int cdbus_epoll_wait(int ep, unsigned long long *keys, unsigned in
     return n;
 }
 
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+/// recvmmsg(2)'s `struct mmsghdr`, which glibc declares only under _GNU_SOURCE.
+struct cdbus_mmsghdr { struct msghdr msg_hdr; unsigned int msg_len; };
+enum { CDBUS_RECV_BATCH_MAX = 32 };
+/// Up to `max` (at most 32) datagrams from `fd` in one system call, without blocking:
+/// datagram i lands at `buffer + i * slot` and its length in `lengths[i]`. Returns how
+/// many were read, or -1 with errno (EAGAIN: none queued). At end of stream the kernel
+/// reports zero-length datagrams.
+static inline int cdbus_recv_batch(int fd, unsigned char *buffer, int slot, int max, int *lengths) {
+    struct cdbus_mmsghdr msgs[CDBUS_RECV_BATCH_MAX];
+    struct iovec iov[CDBUS_RECV_BATCH_MAX];
+    if (max > CDBUS_RECV_BATCH_MAX) max = CDBUS_RECV_BATCH_MAX;
+    memset(msgs, 0, sizeof(msgs[0]) * (size_t)max);
+    for (int i = 0; i < max; i++) {
+        iov[i].iov_base = buffer + (size_t)i * (size_t)slot;
+        iov[i].iov_len = (size_t)slot;
+        msgs[i].msg_hdr.msg_iov = &iov[i];
+        msgs[i].msg_hdr.msg_iovlen = 1;
+    }
+    int n = (int)syscall(SYS_recvmmsg, fd, msgs, (unsigned int)max, MSG_DONTWAIT, (void *)0);
+    for (int i = 0; i < n; i++) lengths[i] = (int)msgs[i].msg_len;
+    return n;
+}
+
 static inline void cdbus_take_error(DBusError *err, char **error_name, char **error_message) {
     *error_name = strdup(err->name ? err->name : DBUS_ERROR_FAILED);
     *error_message = strdup(err->message ? err->message : "");

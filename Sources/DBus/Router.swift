@@ -10,16 +10,24 @@ import Synchronization
 /// `route` runs on the dispatcher thread; it holds the lock only to pick the
 /// receivers, and hands messages over outside it with non-blocking yields.
 final class Router: Sendable {
-    enum Sink {
+    enum Sink: Sendable {
         case stream(AsyncStream<DBusSignal>.Continuation)
         case handler(@Sendable (DBusSignal) -> Void)
         case raw(@Sendable (DBusSignalView) -> Void)
     }
 
-    struct Subscription {
+    /// A class, so that the dispatcher's walk over every subscription for every signal
+    /// retains one reference each instead of copying a rule's strings.
+    final class Subscription: Sendable {
         let rule: DBusMatchRule
         let sink: Sink
         let counters: SubscriptionCounters
+
+        init(rule: DBusMatchRule, sink: Sink, counters: SubscriptionCounters) {
+            self.rule = rule
+            self.sink = sink
+            self.counters = counters
+        }
     }
 
     enum RuleAction {

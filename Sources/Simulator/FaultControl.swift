@@ -65,6 +65,9 @@ enum FaultControl {
                              .objectPath(DBusObjectPath.root.appending("org").appending("bluez").appending("hci0").appending(d.objectName))])
                 })]
             },
+            DBusMethod("DroppedNotifications", out: [DBusArgument("count", "t")]) { [weak sim] _ in
+                [.uint64(UInt64(await sim?.droppedNotifications ?? 0))]
+            },
             DBusMethod("FlushPayloadLog") { [weak sim] _ in
                 sim?.payloadLog.flush()
                 return []

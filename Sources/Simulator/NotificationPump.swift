@@ -80,6 +80,7 @@ extension SimulatedBlueZ {
             case .sent:
                 delivery = .acquire
             case .wouldBlock:
+                droppedNotifications += 1
                 return false
             case .closed:
                 releaseAcquired(device, characteristic: cp, in: d)

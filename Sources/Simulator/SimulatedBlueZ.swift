@@ -36,6 +36,10 @@ public actor SimulatedBlueZ {
     var stopped = false
     /// How many simulated bluetoothd restarts have completed.
     public private(set) var restarts = 0
+    /// AcquireNotify datagrams not sent because the client's socket buffer was full.
+    /// bluetoothd drops them the same way and the payload log never sees them, so a
+    /// benchmark asks for this count to know what the client missed.
+    public internal(set) var droppedNotifications = 0
 
     public init(configuration: SimulatorConfiguration, bus: DBusBusAddress) throws(SimulatorError) {
         guard configuration.adapters >= 0, configuration.adapters <= 16 else { throw SimulatorError("--adapters must be 0...16") }

@@ -60,7 +60,14 @@ public struct WearMetricsNormalizer: Sendable {
             meta["rr_count"] = String(list.count)
         }
         if m.rfuFlagBits != 0 { meta["raw_flags"] = "0x" + hexString([m.flags]) }
-        if let d = deviceMeta { for e in d.entries.entries where meta[e.key] == nil { meta[e.key] = e.value } }
+        if let d = deviceMeta {
+            // The device's keys are unique among themselves: each is checked only
+            // against this notification's own few keys, not the growing list.
+            let own = meta.count
+            for e in d.entries.entries where !meta.entries[0..<own].contains(where: { $0.key == e.key }) {
+                meta.appendNew(e.key, e.value)
+            }
+        }
         return WearMetrics(timestamp: time, deviceID: deviceID, source: "ble_hrm", metrics: metrics, meta: meta, rrIntervals: rr)
     }
 

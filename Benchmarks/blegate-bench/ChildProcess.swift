@@ -1,0 +1,121 @@
+// SPDX-License-Identifier: MIT
+import DBus
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Another program run as its own process, measured from outside: CPU with nanosecond
+/// resolution (the process's CPU-time clock; /proc/PID/stat counts 10 ms ticks, too
+/// coarse for a few milliseconds a second) and memory from /proc/PID/status.
+struct ChildProcess {
+    let pid: pid_t
+    let name: String
+
+    /// Starts `path` with stdout and stderr written to files (nil: /dev/null).
+    init(_ path: String, _ args: [String], name: String, stdout: String?, stderr: String?) throws {
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, 1, stdout ?? "/dev/null", O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+        posix_spawn_file_actions_addopen(&actions, 2, stderr ?? "/dev/null", O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+        var attr = posix_spawnattr_t()
+        posix_spawnattr_init(&attr)
+        defer { posix_spawnattr_destroy(&attr) }
+        var empty = sigset_t()
+        sigemptyset(&empty)
+        posix_spawnattr_setsigmask(&attr, &empty)
+        posix_spawnattr_setflags(&attr, Int16(POSIX_SPAWN_SETSIGMASK))
+        var cArgs: [UnsafeMutablePointer<CChar>?] = ([path] + args).map { strdup($0) } + [nil]
+        defer { for p in cArgs { free(p) } }
+        var pid: pid_t = 0
+        let rc = posix_spawn(&pid, path, &actions, &attr, &cArgs, environ)
+        guard rc == 0 else { throw BenchError("cannot start \(path): \(String(cString: strerror(rc)))") }
+        self.pid = pid
+        self.name = name
+    }
+
+    /// utime+stime of every thread, in seconds, at nanosecond resolution.
+    func cpuSeconds() throws -> Double {
+        var clock = clockid_t()
+        guard clock_getcpuclockid(pid, &clock) == 0 else { throw BenchError("\(name) (pid \(pid)) has no CPU clock: it exited") }
+        var ts = timespec()
+        guard clock_gettime(clock, &ts) == 0 else { throw BenchError("cannot read the CPU clock of \(name) (errno \(errno))") }
+        return Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9
+    }
+
+    /// A `kB` line of /proc/PID/status (VmHWM: peak RSS, VmRSS, RssAnon, RssFile), in bytes.
+    func status(_ field: String) -> Int? {
+        guard let text = readText("/proc/\(pid)/status") else { return nil }
+        for line in text.split(separator: "\n") where line.hasPrefix(field + ":") {
+            let digits = line.dropFirst(field.count + 1).filter { $0.isNumber }
+            return Int(digits).map { $0 * 1024 }
+        }
+        return nil
+    }
+
+    /// Waits until the process spends less than `threshold` s of CPU per `interval` s
+    /// (it has drained what was queued for it), at most `timeout` s.
+    func waitUntilIdle(threshold: Double = 0.002, interval: Double = 0.3, timeout: Double = 30) async throws {
+        let end = wallSeconds() + timeout
+        var last = try cpuSeconds()
+        while wallSeconds() < end {
+            try await Task.sleep(for: .milliseconds(Int(interval * 1000)))
+            let now = try cpuSeconds()
+            if now - last < threshold { return }
+            last = now
+        }
+        throw BenchError("\(name) still busy after \(Int(timeout)) s")
+    }
+
+    /// Sends `signal` and reaps the process; SIGKILL after `timeout` s. Returns the exit status.
+    @discardableResult
+    func stop(_ signal: Int32 = SIGINT, timeout: Double = 60) async -> Int32 {
+        kill(pid, signal)
+        let end = wallSeconds() + timeout
+        var status: Int32 = 0
+        while true {
+            let r = waitpid(pid, &status, WNOHANG)
+            if r == pid || r < 0 { return status }
+            if wallSeconds() > end {
+                kill(pid, SIGKILL)
+                _ = waitpid(pid, &status, 0)
+                return status
+            }
+            try? await Task.sleep(for: .milliseconds(20))
+        }
+    }
+
+    /// Whether the process has exited (and is reaped now).
+    func hasExited() -> Bool {
+        var status: Int32 = 0
+        return waitpid(pid, &status, WNOHANG) == pid
+    }
+}
+
+/// Why a benchmark could not measure.
+struct BenchError: Error, CustomStringConvertible {
+    let description: String
+    init(_ message: String) { description = message }
+}
+
+/// A whole file as UTF-8 text, or nil when it cannot be read.
+func readText(_ path: String) -> String? {
+    readBytes(path).map { String(decoding: $0, as: UTF8.self) }
+}
+
+/// A whole file's bytes, or nil when it cannot be opened.
+func readBytes(_ path: String) -> [UInt8]? {
+    let fd = open(path, O_RDONLY)
+    guard fd >= 0 else { return nil }
+    defer { close(fd) }
+    var out: [UInt8] = []
+    var chunk = [UInt8](repeating: 0, count: 1 << 20)
+    while true {
+        let n = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+        if n < 0, errno == EINTR { continue }
+        if n <= 0 { break }
+        out.append(contentsOf: chunk[0..<n])
+    }
+    return out
+}
