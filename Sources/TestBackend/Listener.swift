@@ -4,9 +4,6 @@ import Logging
 import NIOCore
 import ServiceLifecycle
 import Synchronization
-#if canImport(Glibc)
-import Glibc
-#endif
 
 /// The HTTP listener, which can be closed and reopened on the same port: an outage where
 /// connecting is refused, as when a backend's host or load balancer is down, not merely
@@ -34,18 +31,10 @@ actor Listener {
 
     var isOpen: Bool { task != nil }
 
-    /// A socket bound to our port (never listening) while closed, so that connections
-    /// are refused and no other server on the machine is handed the port meanwhile.
-    private var reservation: Int32 = -1
-
     /// Starts listening; the first open with port 0 picks a free port, later opens reuse it.
     @discardableResult
     func open() async throws -> Int {
         if task != nil { return port }
-        if reservation >= 0 {
-            Glibc.close(reservation)
-            reservation = -1
-        }
         let started = StartSignal()
         let app = Application(
             responder: responder,
@@ -93,23 +82,6 @@ actor Listener {
             g.cancelAll()
         }
         await task.value
-        reserve()
-    }
-
-    private func reserve() {
-        guard port > 0, reservation < 0 else { return }
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard fd >= 0 else { return }
-        var one: Int32 = 1
-        _ = setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, socklen_t(MemoryLayout<Int32>.size))
-        var addr = sockaddr_in()
-        addr.sin_family = sa_family_t(AF_INET)
-        addr.sin_port = UInt16(port).bigEndian
-        addr.sin_addr.s_addr = UInt32(0x7F00_0001).bigEndian
-        let bound = withUnsafePointer(to: &addr) { p in
-            p.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0 }
-        }
-        if bound { reservation = fd } else { Glibc.close(fd) }
     }
 }
 

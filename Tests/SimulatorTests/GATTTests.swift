@@ -86,6 +86,11 @@ struct GATTTests {
             }
             #expect(packets.count == 10)
             let address = try await h.address(of: device)
+            // The log line is written just after the datagram is sent: wait for it.
+            let wanted = packets.count
+            try await eventually("the payload log holds what was read") {
+                h.sim.payloadLog.records(address: address).filter { $0.uuid == bluetoothUUID(0x2A37) }.count >= wanted
+            }
             let logged = h.sim.payloadLog.records(address: address).filter { $0.uuid == bluetoothUUID(0x2A37) }
             #expect(Array(logged.prefix(packets.count).map(\.bytes)) == packets)
             #expect(logged.prefix(10).allSatisfy { $0.delivery == .acquire })
