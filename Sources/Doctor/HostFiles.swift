@@ -17,6 +17,14 @@ public struct HostFiles: Sendable {
 
     /// The whole file, or nil when it cannot be read. NULs (device-tree strings) end it.
     public func read(_ absolute: String) -> String? {
+        guard var bytes = readRaw(absolute) else { return nil }
+        if let nul = bytes.firstIndex(of: 0) { bytes.removeSubrange(nul...) }
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    /// A file's bytes as they are (/proc/PID/cmdline is NUL-separated), or nil when it
+    /// cannot be read.
+    public func readRaw(_ absolute: String) -> [UInt8]? {
         guard let f = fopen(path(absolute), "r") else { return nil }
         defer { fclose(f) }
         var bytes: [UInt8] = []
@@ -27,8 +35,7 @@ public struct HostFiles: Sendable {
             bytes.append(contentsOf: buf[0..<n])
         }
         if ferror(f) != 0 { return nil }
-        if let nul = bytes.firstIndex(of: 0) { bytes.removeSubrange(nul...) }
-        return String(decoding: bytes, as: UTF8.self)
+        return bytes
     }
 
     /// The first line without its newline and surrounding blanks.

@@ -134,19 +134,3 @@ struct DoctorBusChecks {
         return .ok(name, "\(who.joined(separator: " and ")) may call org.bluez" + (liveVerdict == true ? " (GetManagedObjects answered)" : ""))
     }
 }
-
-extension HostFiles {
-    /// A file's bytes as they are (/proc/PID/cmdline is NUL-separated).
-    func readRaw(_ absolute: String) -> [UInt8]? {
-        guard let f = fopen(path(absolute), "r") else { return nil }
-        defer { fclose(f) }
-        var bytes: [UInt8] = []
-        var buf = [UInt8](repeating: 0, count: 4096)
-        while true {
-            let n = fread(&buf, 1, buf.count, f)
-            if n <= 0 { break }
-            bytes.append(contentsOf: buf[0..<n])
-        }
-        return bytes
-    }
-}

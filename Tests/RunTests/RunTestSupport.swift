@@ -108,23 +108,10 @@ struct Beat: Equatable, CustomStringConvertible {
     }
 }
 
-/// Runs `body` with the simulator on a private bus.
+/// Runs `body` with the simulator on a private bus (the shared harness).
 func withSimulator(_ configure: (inout SimulatorConfiguration) -> Void,
                    _ body: (PrivateBus, SimulatedBlueZ) async throws -> Void) async throws {
-    try #require(BlegateBinary.exists, "no blegate binary at \(BlegateBinary.path)")
-    var config = SimulatorConfiguration()
-    configure(&config)
-    let bus = try PrivateBus.start()
-    defer { bus.stop() }
-    let sim = try SimulatedBlueZ(configuration: config, bus: bus.busAddress)
-    try await sim.start()
-    do {
-        try await body(bus, sim)
-    } catch {
-        await sim.stop()
-        throw error
-    }
-    await sim.stop()
+    try await withSimulatorOnPrivateBus(configure, body)
 }
 
 /// Waits until `condition` holds (checked every 200 ms); false after `timeout` seconds.
