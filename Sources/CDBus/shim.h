@@ -138,4 +138,18 @@ static inline int cdbus_message_append_string(DBusMessage *message, const char *
     return dbus_message_append_args(message, DBUS_TYPE_STRING, &value, DBUS_TYPE_INVALID);
 }
 
+#include <errno.h>
+#include <spawn.h>
+
+/// glibc 2.34+ (Debian 12, Raspberry Pi OS 12); declared only under _GNU_SOURCE, and weak so
+/// that an older libc still links (the call then reports ENOSYS).
+extern int posix_spawn_file_actions_addclosefrom_np(posix_spawn_file_actions_t *, int) __attribute__((weak));
+/// Makes the child close every descriptor from `from` up, whatever the close-on-exec flag:
+/// libraries such as swift-nio open sockets without it, and a child that inherits a
+/// listening or connected socket keeps it open after this process closes its copy.
+static inline int cdbus_spawn_close_from(posix_spawn_file_actions_t *actions, int from) {
+    if (posix_spawn_file_actions_addclosefrom_np == 0) return ENOSYS;
+    return posix_spawn_file_actions_addclosefrom_np(actions, from);
+}
+
 #endif

@@ -85,6 +85,7 @@ public final class PrivateBus: Sendable {
         posix_spawn_file_actions_addopen(&actions, 1, dir + "/daemon.log", O_WRONLY | O_CREAT | O_TRUNC, 0o600)
         posix_spawn_file_actions_adddup2(&actions, 1, 2)
         posix_spawn_file_actions_adddup2(&actions, ready[1], 3)
+        ChildDescriptors.closeAll(from: 4, in: &actions)
         // Threads of the Swift runtime block most signals and a child inherits that
         // mask: without a reset the daemon would ignore SIGTERM.
         var attr = posix_spawnattr_t()

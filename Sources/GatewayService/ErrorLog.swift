@@ -40,6 +40,14 @@ public final class ErrorLog: Sendable {
 
     public var all: [ErrorEntry] { entries.withLock { $0 } }
 
+    /// Puts the errors a previous run saved before this run's own: after a crash and a
+    /// restart, `blegate status` still shows what went wrong before it.
+    public func restore(_ earlier: [ErrorEntry]) {
+        entries.withLock { list in
+            list = Array((earlier + list).suffix(Self.capacity))
+        }
+    }
+
     /// This log and the sync engine's errors, oldest first, the last `capacity` of them.
     static func merged(_ own: [ErrorEntry], sync: [SyncErrorEntry]) -> [ErrorEntry] {
         let fromSync = sync.map { e in

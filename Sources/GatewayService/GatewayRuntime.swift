@@ -134,6 +134,10 @@ public final class GatewayRuntime: Sendable {
     /// in order and closes the cache. Returns normally after a graceful stop.
     public func run(signals: Bool = true) async throws {
         let cache = self.cache, errors = self.errors, facts = self.facts, logger = self.logger
+        if let data = try? await cache.loadMeta(key: SavedServiceState.key),
+           let saved = try? StatusReport.decoder.decode(SavedServiceState.self, from: data) {
+            errors.restore(saved.errors)
+        }
         var services: [ServiceGroupConfiguration.ServiceConfiguration] = []
         func add(_ service: any Service, _ name: String) {
             services.append(.init(service: service, successTerminationBehavior: .gracefullyShutdownGroup,

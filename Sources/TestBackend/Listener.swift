@@ -32,9 +32,29 @@ actor Listener {
     var isOpen: Bool { task != nil }
 
     /// Starts listening; the first open with port 0 picks a free port, later opens reuse it.
+    ///
+    /// Port 0 is served from `QuietPorts` (below the ephemeral range) where it can be,
+    /// so the port stays ours through an outage.
     @discardableResult
     func open() async throws -> Int {
         if task != nil { return port }
+        if port == 0, let candidates = QuietPorts.candidates() {
+            var lastError: (any Error)?
+            for candidate in candidates {
+                port = candidate
+                do {
+                    return try await start()
+                } catch {
+                    lastError = error
+                }
+            }
+            port = 0
+            logger.warning("no quiet port could be bound (\(String(describing: lastError))); using an ephemeral one")
+        }
+        return try await start()
+    }
+
+    private func start() async throws -> Int {
         let started = StartSignal()
         let app = Application(
             responder: responder,

@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: MIT
+import DBus
 import Doctor
 #if canImport(Glibc)
 import Glibc
@@ -11,6 +12,9 @@ enum DoctorHost {
     static func run(_ argv: [String]) -> (output: String, status: Int32)? {
         var fds: [Int32] = [0, 0]
         guard pipe(&fds) == 0 else { return nil }
+        // Not inherited by anything else spawned meanwhile: the read below ends only when
+        // every write end is closed.
+        for fd in fds { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
@@ -18,6 +22,7 @@ enum DoctorHost {
         posix_spawn_file_actions_adddup2(&actions, fds[1], 2)
         posix_spawn_file_actions_addclose(&actions, fds[0])
         posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        ChildDescriptors.closeAll(from: 3, in: &actions)
         var pid: pid_t = 0
         let cArgs = argv.map { strdup($0) } + [nil]
         defer { for a in cArgs { free(a) } }

@@ -115,7 +115,7 @@ struct InputError: Error, CustomStringConvertible {
 func readInput(_ path: String?) throws -> String {
     let fd: Int32
     if let path, path != "-" {
-        fd = open(path, O_RDONLY)
+        fd = open(path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { throw InputError(description: "cannot open \(path)") }
     } else {
         fd = 0

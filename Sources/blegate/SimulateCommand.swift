@@ -162,6 +162,7 @@ struct SignalWaiter: Sendable {
     static func install() -> SignalWaiter {
         var fds: [Int32] = [-1, -1]
         _ = pipe(&fds)
+        for fd in fds { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
         _ = fcntl(fds[0], F_SETFL, O_NONBLOCK)
         signalPipeWrite = fds[1]
         signal(SIGINT) { _ in

@@ -16,7 +16,7 @@ struct NotifySocketReaderTests {
 
     func pair() throws -> (ours: DBusFileDescriptor, theirs: Int32) {
         var fds: [Int32] = [-1, -1]
-        let rc = socketpair(AF_UNIX, Int32(SOCK_SEQPACKET.rawValue), 0, &fds)
+        let rc = socketpair(AF_UNIX, Int32(SOCK_SEQPACKET.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0, &fds)
         try #require(rc == 0)
         return (DBusFileDescriptor(owning: fds[0]), fds[1])
     }

@@ -26,14 +26,7 @@ enum Support {
 
     /// The blocking form, for static facts read once (a tool's `--help`).
     static func shellSync(_ command: String) -> (out: String, status: Int32) {
-        guard let f = popen("(" + command + ") 2>&1", "r") else { return ("popen failed", -1) }
-        var out = ""
-        var buf = [CChar](repeating: 0, count: 8192)
-        while fgets(&buf, Int32(buf.count), f) != nil {
-            out += String(decoding: buf[0..<strlen(buf)].map { UInt8(bitPattern: $0) }, as: UTF8.self)
-        }
-        let raw = pclose(f)
-        return (out, (raw >> 8) & 0xFF)
+        BlegateTestSupport.shellBlocking("(" + command + ") 2>&1")
     }
 
     static func read(_ path: String) -> String? {

@@ -149,7 +149,7 @@ final class LoopbackHTTPServer: Sendable {
     var requests: [Request] { received.withLock { $0 } }
 
     init(status: Int) throws {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard fd >= 0 else { throw ServerError(message: "socket: \(errno)") }
         var addr = sockaddr_in()
         addr.sin_family = sa_family_t(AF_INET)
@@ -167,6 +167,7 @@ final class LoopbackHTTPServer: Sendable {
         Thread.detach { [self] in
             while true {
                 let client = accept(fd, nil, nil)
+                if client >= 0 { _ = fcntl(client, F_SETFD, FD_CLOEXEC) }
                 if client < 0 { break }
                 var data: [UInt8] = []
                 var buf = [UInt8](repeating: 0, count: 65536)

@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: MIT
+import BlegateTestSupport
 import Doctor
 import Glibc
 import Testing
@@ -265,11 +266,7 @@ struct HostPieceTests {
             let gz = StoredGzip.encode(payload)
             _ = gz.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
             close(fd)
-            let p = try #require(popen("gzip -dc < '\(path)' | wc -c; gzip -t < '\(path)' && echo intact", "r"))
-            var out = ""
-            var buf = [CChar](repeating: 0, count: 256)
-            while fgets(&buf, 256, p) != nil { out += String(decoding: buf.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self) }
-            pclose(p)
+            let out = shellBlocking("gzip -dc < '\(path)' | wc -c; gzip -t < '\(path)' && echo intact").out
             #expect(out == "\(payload.count)\nintact\n", "\(payload.count) bytes: \(out)")
         }
     }

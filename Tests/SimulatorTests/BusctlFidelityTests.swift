@@ -1,3 +1,4 @@
+import BlegateTestSupport
 import DBus
 import Simulator
 import Testing
@@ -50,15 +51,7 @@ enum RealBlueZ566 {
 
 /// Runs a command and returns its stdout.
 func run(_ command: String) -> String {
-    guard let f = popen(command + " 2>&1", "r") else { return "" }
-    var out = ""
-    var buf = [CChar](repeating: 0, count: 4096)
-    while fgets(&buf, Int32(buf.count), f) != nil {
-        let n = strlen(buf)
-        out += String(decoding: buf[0..<n].map { UInt8(bitPattern: $0) }, as: UTF8.self)
-    }
-    pclose(f)
-    return out
+    shellBlocking(command + " 2>&1").out
 }
 
 /// `busctl introspect` rows of one interface: member → (kind, signature).

@@ -104,7 +104,7 @@ struct TemporaryDirectory {
     func write(_ name: String, _ text: String, mode: mode_t = 0o600) -> String {
         let file = path + "/" + name
         let temporary = file + ".new"
-        let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC, mode)
+        let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode)
         precondition(fd >= 0, "cannot create \(temporary)")
         _ = text.withCString { Glibc.write(fd, $0, strlen($0)) }
         fchmod(fd, mode)
@@ -143,7 +143,7 @@ final class ClosedPort: Sendable {
     let port: UInt16
 
     init() throws {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         var addr = sockaddr_in()
         addr.sin_family = sa_family_t(AF_INET)
         addr.sin_addr.s_addr = UInt32(0x7F00_0001).bigEndian
