@@ -130,7 +130,7 @@ let package = Package(
         ),
 
         // Shared by the test targets: running the real binary, background processes.
-        .target(name: "BlegateTestSupport", dependencies: ["Simulator", "DBus"], path: "Tests/Support"),
+        .target(name: "BlegateTestSupport", dependencies: ["Simulator", "DBus", "GATT", "WearMetrics"], path: "Tests/Support"),
 
         .testTarget(name: "DBusTests", dependencies: ["DBus"]),
         .testTarget(name: "HCITests", dependencies: ["HCI"]),

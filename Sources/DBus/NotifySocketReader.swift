@@ -36,10 +36,9 @@ public final class NotifySocketReader: Sendable {
         var stopped = false
     }
 
-    /// Datagrams in one round above which the reader pauses before waiting again.
-    static let busyRound = 8
-    /// That pause: at most this much delay for a notification, only under load.
-    static let coalescingNanoseconds = 500_000
+    /// The longest a datagram waits for the reader once traffic is dense (see `init`).
+    public let gather: Duration
+    private let gatherNanoseconds: Int64
 
     private let epollFD: Int32
     private let wakeFD: Int32
@@ -47,7 +46,16 @@ public final class NotifySocketReader: Sendable {
     private let datagrams = Atomic<Int>(0)
 
     /// Starts the reader thread.
-    public init() throws(DBusError) {
+    ///
+    /// `gather`: when rounds come closer together than this, the reader lets datagrams
+    /// gather until this long after the round began before it waits again. A wake-up
+    /// costs more than decoding a notification: at 500 notifications/s one wake-up per
+    /// datagram was most of the CPU. Sparse traffic (a few straps at 1 Hz) is served at
+    /// once; dense traffic waits at most `gather`. Zero serves every datagram at once.
+    public init(gather: Duration = .milliseconds(8)) throws(DBusError) {
+        self.gather = gather
+        let (seconds, attoseconds) = gather.components
+        gatherNanoseconds = max(0, seconds * 1_000_000_000 + attoseconds / 1_000_000_000)
         let ep = cdbus_epoll_create()
         guard ep >= 0 else { throw DBusError(.failed, "epoll_create1 failed (errno \(errno))") }
         let wake = cdbus_wake_fd()
@@ -135,6 +143,12 @@ public final class NotifySocketReader: Sendable {
         return poll(&p2, 1, 0) >= 0 && (p2.revents & (Int16(POLLHUP | POLLERR) | 0x2000)) != 0
     }
 
+    private static func monotonicNanoseconds() -> Int64 {
+        var t = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &t)
+        return Int64(t.tv_sec) * 1_000_000_000 + Int64(t.tv_nsec)
+    }
+
     private func threadMain() {
         var entries: [UInt64: Entry] = [:]
         var keys = [UInt64](repeating: 0, count: 64)
@@ -151,6 +165,7 @@ public final class NotifySocketReader: Sendable {
             Glibc.close(epollFD)
             Glibc.close(wakeFD)
         }
+        var previousRound: Int64 = 0
         while true {
             let n = keys.withUnsafeMutableBufferPointer { k in
                 events.withUnsafeMutableBufferPointer { e in
@@ -161,6 +176,7 @@ public final class NotifySocketReader: Sendable {
                 if errno == EINTR { continue }
                 return
             }
+            let roundStart = Self.monotonicNanoseconds()
             var delivered = 0
             for i in 0..<Int(n) {
                 let key = keys[i]
@@ -242,14 +258,18 @@ public final class NotifySocketReader: Sendable {
                 }
             }
             if delivered > 0 { datagrams.add(delivered, ordering: .relaxed) }
-            // Under load, let datagrams gather for a moment before the next wait: waking
-            // once per datagram costs more in context switches than decoding does. A
-            // round with few datagrams means a calm link, which is served at once.
-            if delivered >= Self.busyRound {
-                var pause = timespec(tv_sec: 0, tv_nsec: Self.coalescingNanoseconds)
-                var left = timespec()
-                while nanosleep(&pause, &left) != 0 && errno == EINTR { pause = left }
+            // Dense traffic (this round began less than `gather` after the previous
+            // one): let datagrams gather until `gather` after this round began, so the
+            // next round takes several at once instead of waking for each.
+            if delivered > 0, roundStart - previousRound < gatherNanoseconds {
+                let left = roundStart + gatherNanoseconds - Self.monotonicNanoseconds()
+                if left > 0 {
+                    var pause = timespec(tv_sec: Int(left / 1_000_000_000), tv_nsec: Int(left % 1_000_000_000))
+                    var rest = timespec()
+                    while nanosleep(&pause, &rest) != 0 && errno == EINTR { pause = rest }
+                }
             }
+            if delivered > 0 { previousRound = roundStart }
         }
     }
 }

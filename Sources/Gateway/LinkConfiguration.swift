@@ -28,6 +28,10 @@ public struct LinkConfiguration: Sendable {
     public var resolveTimeout: Duration = .seconds(30)
     /// Extra wait after ServicesResolved=true before the cache is declared stale.
     public var resolveGrace: Duration = .seconds(5)
+    /// How long AcquireNotify datagrams may gather once traffic is dense (see
+    /// `NotifySocketReader.init(gather:)`): fewer wake-ups per notification, at most this
+    /// much added delay. Zero hands each datagram over at once.
+    public var notifyGather: Duration = .milliseconds(8)
     /// Battery Level reads when 0x2A19 cannot notify.
     public var batteryReadInterval: Duration = .seconds(300)
     public var hrv = HRVEngineConfiguration()

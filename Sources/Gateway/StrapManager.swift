@@ -30,7 +30,7 @@ public final class StrapManager: Sendable {
         self.connection = connection
         let mirror = BlueZMirror(connection: connection)
         self.mirror = mirror
-        let reader = try NotifySocketReader()
+        let reader = try NotifySocketReader(gather: configuration.notifyGather)
         let pipeline = RecordPipeline(sink: sink, hrv: configuration.hrv)
         let emitter = EventFanOut()
         self.fanOut = emitter

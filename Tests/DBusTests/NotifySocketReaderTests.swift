@@ -27,15 +27,20 @@ struct NotifySocketReaderTests {
         while !condition(), ContinuousClock.now < deadline { try? await Task.sleep(for: .milliseconds(10)) }
     }
 
-    @Test("every datagram in order, empty ones included; hang-up once, after the data queued before it")
-    func orderAndHangup() async throws {
-        let reader = try NotifySocketReader()
+    @Test("every datagram in order, empty ones included; hang-up once, after the data queued before it",
+          arguments: [0, 8, 50])
+    func orderAndHangup(gatherMilliseconds: Int) async throws {
+        let reader = try NotifySocketReader(gather: .milliseconds(gatherMilliseconds))
         defer { reader.stop() }
         let (ours, theirs) = try pair()
         let c = Collector()
         _ = reader.add(ours, onData: { b in c.datagrams.withLock { $0.append(Array(b)) } }, onHangup: { c.hungUp.withLock { $0 += 1 } })
-        let payloads: [[UInt8]] = [[0x16, 72, 0x10, 0x03], [], [0x06, 80], [0x00]]
-        for p in payloads { _ = p.withUnsafeBytes { send(theirs, $0.baseAddress, $0.count, 0) } }
+        // Dense enough to gather (several sends in a row, some after a first delivery).
+        let payloads: [[UInt8]] = [[0x16, 72, 0x10, 0x03], [], [0x06, 80], [0x00]] + (0..<40).map { [0x06, UInt8($0)] }
+        for (i, p) in payloads.enumerated() {
+            _ = p.withUnsafeBytes { send(theirs, $0.baseAddress, $0.count, 0) }
+            if i % 10 == 9 { try? await Task.sleep(for: .milliseconds(1)) }
+        }
         await waitUntil { c.datagrams.withLock { $0.count } == payloads.count }
         #expect(c.datagrams.withLock { $0 } == payloads)
         #expect(c.hungUp.withLock { $0 } == 0, "an empty notification is not the end of the socket")

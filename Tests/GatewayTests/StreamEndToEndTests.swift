@@ -14,36 +14,9 @@ import WearMetrics
 /// links in between.
 @Suite("blegate stream end to end", .serialized)
 struct StreamEndToEndTests {
-    struct Beat: Equatable, CustomStringConvertible {
-        var hr: Double?
-        var rr: [Double]
-        var contact: String
-
-        var description: String { "hr=\(hr.map { String($0) } ?? "-") rr=\(rr) contact=\(contact)" }
-
-        static func == (a: Beat, b: Beat) -> Bool {
-            a.hr == b.hr && a.contact == b.contact && a.rr.count == b.rr.count
-                && zip(a.rr, b.rr).allSatisfy { abs($0 - $1) < 1e-6 }
-        }
-    }
-
-    /// What the simulator sent to one device's 2A37, decoded as the gateway must.
-    static func expected(_ sim: SimulatedBlueZ, _ address: String) throws -> (beats: [Beat], malformed: Int) {
-        let sent = sim.payloadLog.records(address: address)
-            .filter { $0.uuid == bluetoothUUID(0x2A37) }
-            .sorted { $0.sequence < $1.sequence }
-        var beats: [Beat] = []
-        for record in sent where !record.malformed {
-            let m = try HeartRateMeasurement(bytes: record.bytes)
-            let r = WearMetricsNormalizer.record(heartRate: m, deviceID: address, at: UTCTimestamp(millisecondsSince1970: 0))
-            beats.append(Beat(hr: r[metric: "hr"], rr: r.rrIntervals ?? [], contact: r.meta["sensor_contact"] ?? ""))
-        }
-        return (beats, sent.filter(\.malformed).count)
-    }
-
     /// Heart-rate records of `stream`'s JSON output, per device, in output order.
-    static func streamed(_ output: String) throws -> [String: [Beat]] {
-        var out: [String: [Beat]] = [:]
+    static func streamed(_ output: String) throws -> [String: [BeatRecord]] {
+        var out: [String: [BeatRecord]] = [:]
         for line in output.split(separator: "\n") {
             let object = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any], "not JSON: \(line)")
             // Exactly the Synheart v1.0 top level.
@@ -53,7 +26,7 @@ struct StreamEndToEndTests {
                   let meta = object["meta"] as? [String: String], let contact = meta["sensor_contact"],
                   let device = object["device_id"] as? String else { continue }
             let metrics = object["metrics"] as? [String: Double] ?? [:]
-            out[device, default: []].append(Beat(hr: metrics["hr"], rr: object["rr_ms"] as? [Double] ?? [], contact: contact))
+            out[device, default: []].append(BeatRecord(hr: metrics["hr"], rr: object["rr_ms"] as? [Double] ?? [], contact: contact))
         }
         return out
     }
@@ -78,7 +51,7 @@ struct StreamEndToEndTests {
         let got = try streamed(stream.stdout)
         let stderr = stream.stderr
         for d in sim.devices {
-            let (beats, malformed) = try expected(sim, d.address)
+            let (beats, malformed) = try BeatRecord.sent(sim, d.address)
             #expect(beats.count > 10, "\(d.name): only \(beats.count) notifications sent")
             let mine = got[d.address] ?? []
             #expect(mine.count == beats.count, "\(d.name): streamed \(mine.count), simulator sent \(beats.count) well-formed")
@@ -210,7 +183,7 @@ struct StreamEndToEndTests {
             #expect(hr.count >= 2, "\(stream.stdout)")
             #expect(Set(lines.compactMap { $0["device_id"] as? String }) == [target.address])
             // Every RR interval sent lands in some aggregate.
-            let sentRR = try Self.expected(sim, target.address).beats.flatMap(\.rr)
+            let sentRR = try BeatRecord.sent(sim, target.address).beats.flatMap(\.rr)
             let gotRR = hr.flatMap { $0["rr_ms"] as? [Double] ?? [] }
             #expect(gotRR.count == sentRR.count, "aggregated \(gotRR.count) RR, sent \(sentRR.count)")
             #expect(!stream.stderr.contains(sim.devices[0].address))

@@ -107,8 +107,8 @@ struct GatewayEndToEndTests {
             #expect(Set(stored.map(\.id)).count == stored.count)
             var beats = 0
             for d in sim.devices {
-                let sent = try Beat.sent(sim, d.address)
-                let held = stored.filter { $0.deviceID == d.address }.compactMap { Beat.from($0.json) }
+                let sent = try BeatRecord.sent(sim, d.address).beats
+                let held = stored.filter { $0.deviceID == d.address }.compactMap { BeatRecord.from($0.json) }
                 #expect(sent.count > 50, "\(d.name): only \(sent.count) notifications sent")
                 #expect(held.count == sent.count, "\(d.name): backend holds \(held.count), simulator sent \(sent.count) well-formed")
                 if let i = (0..<min(held.count, sent.count)).first(where: { held[$0] != sent[$0] }) {
@@ -125,7 +125,7 @@ struct GatewayEndToEndTests {
             // The faults were met, and status saw them.
             #expect(requests(500) >= 3 && requests(429) >= 2)
             #expect(final.sync?.lastSync?.httpStatus == 200)
-            let hrv = stored.filter { $0.json["source"]?.string == "ble_hrm" && Beat.from($0.json) == nil }.count
+            let hrv = stored.filter { $0.json["source"]?.string == "ble_hrm" && BeatRecord.from($0.json) == nil }.count
             let duplicates = backend.store.requests.filter { $0.status == 200 && $0.path == "/api/v1/metrics" }.compactMap(\.items).reduce(0, +) - stored.count
             print("end to end: backend holds \(stored.count) records: \(beats) heart-rate (= payload log), \(hrv) HRV, "
                 + "\(stored.count - beats - hrv) device/other; \(backend.store.requests.count) requests, "

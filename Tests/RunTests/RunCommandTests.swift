@@ -109,7 +109,7 @@ struct RunCommandTests {
             // the notifications were being released may be missing: SIGTERM on live straps.)
             let committed = try await committedBeats(path: f.dir + "/cache.sqlite")
             for d in sim.devices {
-                let sent = try Beat.sent(sim, d.address)
+                let sent = try BeatRecord.sent(sim, d.address).beats
                 let mine = committed[d.address] ?? []
                 #expect(!mine.isEmpty && mine.count <= sent.count, "\(d.name): committed \(mine.count), sent \(sent.count)")
                 #expect(Array(sent.prefix(mine.count)) == mine, "\(d.name): committed records are not the start of what was sent")
@@ -119,9 +119,9 @@ struct RunCommandTests {
 }
 
 /// Heart-rate records in a stopped gateway's cache, per device, in outbox order.
-func committedBeats(path: String) async throws -> [String: [Beat]] {
+func committedBeats(path: String) async throws -> [String: [BeatRecord]] {
     let cache = try RecordCache(path: path, options: CacheOptions(create: false))
-    var out: [String: [Beat]] = [:]
+    var out: [String: [BeatRecord]] = [:]
     var after: Int64 = 0
     while true {
         let page = try await cache.storedRecords(after: after, limit: 5000)
@@ -129,7 +129,7 @@ func committedBeats(path: String) async throws -> [String: [Beat]] {
         after = last.sequence
         for s in page where s.record.source == "ble_hrm" {
             guard let contact = s.record.meta["sensor_contact"] else { continue }
-            out[s.record.deviceID, default: []].append(Beat(hr: s.record[metric: "hr"], rr: s.record.rrIntervals ?? [], contact: contact))
+            out[s.record.deviceID, default: []].append(BeatRecord(hr: s.record[metric: "hr"], rr: s.record.rrIntervals ?? [], contact: contact))
         }
     }
     try await cache.close()

@@ -76,35 +76,11 @@ struct RunFixture {
     }
 }
 
-/// One Heart Rate Measurement as the backend must hold it.
-struct Beat: Equatable, CustomStringConvertible {
-    var hr: Double?
-    var rr: [Double]
-    var contact: String
-
-    var description: String { "hr=\(hr.map { String($0) } ?? "-") rr=\(rr) contact=\(contact)" }
-
-    static func == (a: Beat, b: Beat) -> Bool {
-        a.hr == b.hr && a.contact == b.contact && a.rr.count == b.rr.count
-            && zip(a.rr, b.rr).allSatisfy { abs($0 - $1) < 1e-6 }
-    }
-
-    /// The well-formed 2A37 payloads the simulator sent to one device, decoded as the gateway does.
-    static func sent(_ sim: SimulatedBlueZ, _ address: String) throws -> [Beat] {
-        try sim.payloadLog.records(address: address)
-            .filter { $0.uuid == bluetoothUUID(0x2A37) && !$0.malformed }
-            .sorted { $0.sequence < $1.sequence }
-            .map { record in
-                let m = try HeartRateMeasurement(bytes: record.bytes)
-                let r = WearMetricsNormalizer.record(heartRate: m, deviceID: address, at: UTCTimestamp(millisecondsSince1970: 0))
-                return Beat(hr: r[metric: "hr"], rr: r.rrIntervals ?? [], contact: r.meta["sensor_contact"] ?? "")
-            }
-    }
-
+extension BeatRecord {
     /// A stored backend record, if it is a heart-rate record.
-    static func from(_ json: JSON) -> Beat? {
+    static func from(_ json: JSON) -> BeatRecord? {
         guard json["source"]?.string == "ble_hrm", let contact = json["meta"]?["sensor_contact"]?.string else { return nil }
-        return Beat(hr: json["metrics"]?["hr"]?.number, rr: json["rr_ms"]?.array?.compactMap(\.number) ?? [], contact: contact)
+        return BeatRecord(hr: json["metrics"]?["hr"]?.number, rr: json["rr_ms"]?.array?.compactMap(\.number) ?? [], contact: contact)
     }
 }
 
