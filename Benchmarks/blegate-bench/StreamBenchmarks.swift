@@ -46,6 +46,7 @@ enum StreamBenchmarks {
         let rates = option(args, "--rate").map { $0.split(separator: ",").compactMap { Double($0) } } ?? [50, 3000]
         let methods = option(args, "--notify").map { $0.split(separator: ",").map(String.init) } ?? ["acquire", "start"]
         let rssStraps = option(args, "--rss-straps").flatMap(Int.init) ?? 50
+        let gather = option(args, "--gather-ms")
 
         var scenarios: [Scenario] = []
         for rate in rates {
@@ -58,11 +59,11 @@ enum StreamBenchmarks {
         }
         scenarios.append(Scenario(label: "no strap followed", straps: 1, rate: 1, notify: "acquire", expected: 0, devicePattern: "no such strap*"))
 
-        report("blegate stream --format none, \(fixed(seconds, 0)) s steady window per scenario; \(onlineCPUs()) CPUs, load \(loadAverage())")
+        report("blegate stream --format none --gather-ms \(gather ?? "8 (default)"), \(fixed(seconds, 0)) s steady window per scenario; \(onlineCPUs()) CPUs, load \(loadAverage())")
         var outcomes: [Outcome] = []
         for s in scenarios {
             do {
-                let o = try await measure(s, blegate: blegate, seconds: seconds)
+                let o = try await measure(s, blegate: blegate, seconds: seconds, gather: gather)
                 outcomes.append(o)
                 report(line(o))
             } catch {
@@ -73,7 +74,8 @@ enum StreamBenchmarks {
         report(table(outcomes))
     }
 
-    static func measure(_ s: Scenario, blegate: String, seconds: Double) async throws -> Outcome {
+    /// `gather`: `stream --gather-ms` (nil: the default).
+    static func measure(_ s: Scenario, blegate: String, seconds: Double, gather: String?) async throws -> Outcome {
         var template = Array("/tmp/blegate-bench-stream-XXXXXX".utf8CString)
         guard let dirPointer = mkdtemp(&template) else { throw BenchError("mkdtemp failed (errno \(errno))") }
         let dir = String(cString: dirPointer)
@@ -87,7 +89,8 @@ enum StreamBenchmarks {
         let address = try await waitForBusAddress(dir + "/simulate.out", sim)
 
         let gw = try ChildProcess(blegate, ["stream", "--bus", address, "--device", s.devicePattern, "--notify", s.notify,
-                                            "--format", "none", "--max-per-adapter", String(max(7, s.straps))],
+                                            "--format", "none", "--max-per-adapter", String(max(7, s.straps))]
+                                            + (gather.map { ["--gather-ms", $0] } ?? []),
                                   name: "blegate stream", stdout: nil, stderr: dir + "/stream.err")
         var gwStopped = false
         defer { if !gwStopped { kill(gw.pid, SIGKILL); var st: Int32 = 0; _ = waitpid(gw.pid, &st, 0) } }

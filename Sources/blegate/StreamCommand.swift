@@ -50,6 +50,10 @@ struct StreamCommand: AsyncParsableCommand {
     @Option(help: "Connection slots per adapter to start from.")
     var maxPerAdapter = 7
 
+    @Option(name: .customLong("gather-ms"),
+            help: "AcquireNotify: when notifications come densely, let them gather up to this many ms per wake-up (less CPU, at most this much delay); 0 hands each over at once.")
+    var gatherMilliseconds: Double = 8
+
     func validate() throws {
         guard !devices.isEmpty else { throw ValidationError("give at least one --device ADDRESS or NAME") }
         guard StdoutRecordSink.Format(rawValue: format) != nil else { throw ValidationError("--format must be json, text or none") }
@@ -57,6 +61,7 @@ struct StreamCommand: AsyncParsableCommand {
         if let interval, interval <= 0 { throw ValidationError("--interval must be positive") }
         if hrvWindow < 10 { throw ValidationError("--hrv-window must be at least 10 seconds") }
         if let duration, duration <= 0 { throw ValidationError("--duration must be positive") }
+        if !(0...1000).contains(gatherMilliseconds) { throw ValidationError("--gather-ms must be between 0 and 1000") }
     }
 
     func run() async throws {
@@ -77,6 +82,7 @@ struct StreamCommand: AsyncParsableCommand {
         config.selection = DeviceSelection(mode: .list, allow: devices.map { DeviceSelection.isAddress($0) ? $0.uppercased() : $0 })
         config.notify = NotifyMethod(rawValue: notify)!
         config.maxPerAdapter = maxPerAdapter
+        config.notifyGather = .microseconds(Int64(gatherMilliseconds * 1000))
         config.hrv = HRVEngineConfiguration(rmssdWindow: hrvWindow, sdnnWindow: max(hrvWindow, 300))
         config.jitterSeed = UInt64(truncatingIfNeeded: getpid())
 
