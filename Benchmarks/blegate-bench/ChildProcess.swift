@@ -13,24 +13,16 @@ struct ChildProcess {
 
     /// Starts `path` with stdout and stderr written to files (nil: /dev/null).
     init(_ path: String, _ args: [String], name: String, stdout: String?, stderr: String?) throws {
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
-        posix_spawn_file_actions_addopen(&actions, 1, stdout ?? "/dev/null", O_WRONLY | O_CREAT | O_TRUNC, 0o644)
-        posix_spawn_file_actions_addopen(&actions, 2, stderr ?? "/dev/null", O_WRONLY | O_CREAT | O_TRUNC, 0o644)
-        var attr = posix_spawnattr_t()
-        posix_spawnattr_init(&attr)
-        defer { posix_spawnattr_destroy(&attr) }
-        var empty = sigset_t()
-        sigemptyset(&empty)
-        posix_spawnattr_setsigmask(&attr, &empty)
-        posix_spawnattr_setflags(&attr, Int16(POSIX_SPAWN_SETSIGMASK))
-        var cArgs: [UnsafeMutablePointer<CChar>?] = ([path] + args).map { strdup($0) } + [nil]
-        defer { for p in cArgs { free(p) } }
-        var pid: pid_t = 0
-        let rc = posix_spawn(&pid, path, &actions, &attr, &cArgs, environ)
-        guard rc == 0 else { throw BenchError("cannot start \(path): \(String(cString: strerror(rc)))") }
+        let pid: pid_t
+        do {
+            pid = try Spawn.start(path, args, redirects: [
+                .open(0, path: "/dev/null", flags: O_RDONLY),
+                .open(1, path: stdout ?? "/dev/null", flags: O_WRONLY | O_CREAT | O_TRUNC, mode: 0o644),
+                .open(2, path: stderr ?? "/dev/null", flags: O_WRONLY | O_CREAT | O_TRUNC, mode: 0o644),
+            ])
+        } catch {
+            throw BenchError(error.message)
+        }
         self.pid = pid
         self.name = name
     }

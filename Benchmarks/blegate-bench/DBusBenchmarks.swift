@@ -227,19 +227,7 @@ func spawnSelf(_ args: [String]) throws -> pid_t {
 }
 
 func spawn(_ path: String, _ args: [String]) throws -> pid_t {
-    var cArgs: [UnsafeMutablePointer<CChar>?] = ([path] + args).map { strdup($0) } + [nil]
-    defer { for p in cArgs { free(p) } }
-    var attr = posix_spawnattr_t()
-    posix_spawnattr_init(&attr)
-    defer { posix_spawnattr_destroy(&attr) }
-    var empty = sigset_t()
-    sigemptyset(&empty)
-    posix_spawnattr_setsigmask(&attr, &empty)
-    posix_spawnattr_setflags(&attr, Int16(POSIX_SPAWN_SETSIGMASK))
-    var pid: pid_t = 0
-    let rc = posix_spawn(&pid, path, nil, &attr, &cArgs, environ)
-    guard rc == 0 else { throw DBusError(.failed, "spawn failed: \(rc)") }
-    return pid
+    try Spawn.start(path, args)
 }
 
 /// Fixed-point text without Foundation's formatters.

@@ -55,10 +55,8 @@ public final class PrivateBus: Sendable {
 
         // The daemon prints its address on fd 3 once it listens: that, not the socket
         // file appearing (bind comes before listen), is the moment it is ready.
-        var ready: [Int32] = [-1, -1]
-        guard pipe(&ready) == 0 else { throw DBusError(.failed, "pipe failed (errno \(errno))") }
-        _ = fcntl(ready[0], F_SETFD, FD_CLOEXEC)
-        _ = fcntl(ready[1], F_SETFD, FD_CLOEXEC)
+        let readyPipe = try Spawn.pipe()
+        var ready: [Int32] = [readyPipe.read, readyPipe.write]
         defer {
             if ready[0] >= 0 { close(ready[0]) }
             if ready[1] >= 0 { close(ready[1]) }
@@ -66,43 +64,24 @@ public final class PrivateBus: Sendable {
         // A guard shell owns the daemon and reads a pipe whose write end only this
         // process holds: when this process exits, even by SIGKILL, the pipe closes
         // and the guard stops the daemon, so no test or simulator leaves one behind.
-        var life: [Int32] = [-1, -1]
-        guard pipe(&life) == 0 else { throw DBusError(.failed, "pipe failed (errno \(errno))") }
-        _ = fcntl(life[0], F_SETFD, FD_CLOEXEC)
-        _ = fcntl(life[1], F_SETFD, FD_CLOEXEC)
+        let lifePipe = try Spawn.pipe()
+        let life: [Int32] = [lifePipe.read, lifePipe.write]
         defer { close(life[0]) }
         let guardScript = #"exec 4<&0 0</dev/null; "$0" "$@" & d=$!; exec 3>&-; trap 'kill $d 2>/dev/null; wait $d; exit 0' TERM INT; read -r _ <&4; kill $d 2>/dev/null; wait $d"#
-        let args = ["/bin/sh", "-c", guardScript, daemon, "--config-file=" + configPath, "--nofork", "--nopidfile", "--nosyslog", "--print-address=3"]
-        var pid: pid_t = 0
-        var cArgs: [UnsafeMutablePointer<CChar>?] = args.map { strdup($0) } + [nil]
-        defer { for p in cArgs { free(p) } }
+        let args = ["-c", guardScript, daemon, "--config-file=" + configPath, "--nofork", "--nopidfile", "--nosyslog", "--print-address=3"]
         // The daemon's own chatter (it cannot raise its fd limit when not root, ...)
         // goes to a log beside the socket instead of the caller's terminal.
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_adddup2(&actions, life[0], 0)
-        posix_spawn_file_actions_addopen(&actions, 1, dir + "/daemon.log", O_WRONLY | O_CREAT | O_TRUNC, 0o600)
-        posix_spawn_file_actions_adddup2(&actions, 1, 2)
-        posix_spawn_file_actions_adddup2(&actions, ready[1], 3)
-        ChildDescriptors.closeAll(from: 4, in: &actions)
-        // Threads of the Swift runtime block most signals and a child inherits that
-        // mask: without a reset the daemon would ignore SIGTERM.
-        var attr = posix_spawnattr_t()
-        posix_spawnattr_init(&attr)
-        defer { posix_spawnattr_destroy(&attr) }
-        var empty = sigset_t()
-        sigemptyset(&empty)
-        posix_spawnattr_setsigmask(&attr, &empty)
-        var defaults = sigset_t()
-        sigemptyset(&defaults)
-        for sig in [SIGTERM, SIGINT, SIGHUP, SIGPIPE] { sigaddset(&defaults, sig) }
-        posix_spawnattr_setsigdefault(&attr, &defaults)
-        posix_spawnattr_setflags(&attr, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
-        let rc = posix_spawn(&pid, "/bin/sh", &actions, &attr, &cArgs, environ)
-        guard rc == 0 else {
+        let pid: pid_t
+        do {
+            pid = try Spawn.start("/bin/sh", args, redirects: [
+                .copy(0, from: life[0]),
+                .open(1, path: dir + "/daemon.log", flags: O_WRONLY | O_CREAT | O_TRUNC),
+                .copy(2, from: 1),
+                .copy(3, from: ready[1]),
+            ])
+        } catch {
             close(life[1])
-            throw DBusError(.failed, "cannot start \(daemon): \(String(cString: strerror(rc)))")
+            throw DBusError(.failed, "cannot start \(daemon): \(error.message)")
         }
         close(ready[1])
         ready[1] = -1

@@ -35,50 +35,12 @@ public func shell(_ command: String) async -> (out: String, status: Int32) {
 
 /// `shell` on the calling thread, for facts read once outside the cooperative pool.
 public func shellBlocking(_ command: String) -> (out: String, status: Int32) {
-    var fds: [Int32] = [-1, -1]
-    guard pipe(&fds) == 0 else { return ("pipe failed", -1) }
-    for fd in fds { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
-    var actions = posix_spawn_file_actions_t()
-    posix_spawn_file_actions_init(&actions)
-    defer { posix_spawn_file_actions_destroy(&actions) }
-    posix_spawn_file_actions_adddup2(&actions, fds[1], 1)
-    ChildDescriptors.closeAll(from: 3, in: &actions)
-    // Dispatch threads block signals and a child inherits the mask: reset it, so the
-    // command gets SIGTERM and SIGINT as it would from a terminal.
-    var attr = posix_spawnattr_t()
-    posix_spawnattr_init(&attr)
-    defer { posix_spawnattr_destroy(&attr) }
-    var empty = sigset_t()
-    sigemptyset(&empty)
-    posix_spawnattr_setsigmask(&attr, &empty)
-    var defaults = sigset_t()
-    sigemptyset(&defaults)
-    sigaddset(&defaults, SIGPIPE)
-    posix_spawnattr_setsigdefault(&attr, &defaults)
-    posix_spawnattr_setflags(&attr, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
-    let words: [String] = ["/bin/sh", "-c", command]
-    let argv: [UnsafeMutablePointer<CChar>?] = words.map { strdup($0) } + [nil]
-    defer { for a in argv { free(a) } }
-    var pid: pid_t = 0
-    let rc = posix_spawn(&pid, "/bin/sh", &actions, &attr, argv, environ)
-    close(fds[1])
-    guard rc == 0 else {
-        close(fds[0])
-        return ("could not start /bin/sh: \(String(cString: strerror(rc)))", -1)
+    do {
+        let (out, status) = try Spawn.output("/bin/sh", ["-c", command], mergeStderr: false)
+        return (out, status)
+    } catch {
+        return ("\(error)", -1)
     }
-    var bytes: [UInt8] = []
-    var buf = [UInt8](repeating: 0, count: 8192)
-    while true {
-        let n = read(fds[0], &buf, buf.count)
-        if n < 0 && errno == EINTR { continue }
-        if n <= 0 { break }
-        bytes.append(contentsOf: buf[0..<n])
-    }
-    close(fds[0])
-    var status: Int32 = 0
-    while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
-    let exited = (status & 0x7F) == 0
-    return (String(decoding: bytes, as: UTF8.self), exited ? (status >> 8) & 0xFF : 128 + (status & 0x7F))
 }
 
 /// A command started in the background, with its stdout and stderr in files.
