@@ -1,23 +1,88 @@
 #!/usr/bin/env bash
-# Sets up, builds and runs blegate. With a Bluetooth adapter under BlueZ it runs
-# against it; without one it starts the built-in BlueZ simulator on a private bus
-# and shows its virtual straps live, so the whole path runs on any machine.
+# SPDX-License-Identifier: MIT
+# Sets up, builds and runs the blegate gateway (`blegate run`) in the foreground.
+#
+# With a Bluetooth adapter under BlueZ: the gateway on it, with BLEGATE_CONFIG (default
+# /etc/blegate/blegate.toml when present; else every heart-rate strap seen, cache only, state
+# in ./.blegate).
+# Without one: the built-in BlueZ simulator (BLEGATE_STRAPS virtual straps, default 5) on a
+# private bus and the loopback test backend, so the whole path runs on any machine:
+# straps → gateway → SQLite cache → backend. Ctrl-C stops everything.
+# Extra arguments go to `blegate run` (e.g. --log-level debug).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh -c release
 command -v swift >/dev/null 2>&1 || export PATH="/opt/swift/usr/bin:$PATH"
-bin="$(swift build -c release --show-bin-path)/blegate"
+bindir="$(swift build -c release --show-bin-path)"
+bin="$bindir/blegate"
 
 has_adapter() {
     command -v busctl >/dev/null 2>&1 || return 1
     busctl --system tree org.bluez 2>/dev/null | grep -q '/org/bluez/hci[0-9]'
 }
 
-# The gateway service (`blegate run`) is not built yet; until it is, start.sh shows
-# the simulator and its straps live, also on machines that do have an adapter.
+state="${BLEGATE_STATE_DIR:-$PWD/.blegate}"
+mkdir -p "$state"
+
 if has_adapter; then
-    echo "start: a BlueZ adapter is present; the gateway that uses it is not built yet, so the simulator runs on a private bus"
-else
-    echo "start: no Bluetooth adapter: running the built-in BlueZ simulator on a private bus"
+    config="${BLEGATE_CONFIG:-/etc/blegate/blegate.toml}"
+    if [ ! -r "$config" ]; then
+        config="$state/blegate.toml"
+        cat > "$config" <<TOML
+# Written by scripts/start.sh: every heart-rate strap seen, cache only (add [backend] to sync).
+[gateway]
+state_directory = "$state"
+[status]
+socket = "$state/status.sock"
+TOML
+    fi
+    echo "start: a BlueZ adapter is present: blegate run --config $config"
+    echo "start: in another terminal: $bin status --config $config"
+    exec "$bin" run --config "$config" "$@"
 fi
-exec "$bin" simulate --private-bus --live "$@"
+
+echo "start: no Bluetooth adapter: the built-in BlueZ simulator and the loopback test backend stand in"
+demo="$state/demo"
+rm -rf "$demo"
+mkdir -p "$demo"
+pids=()
+cleanup() {
+    for p in "${pids[@]}"; do kill -TERM "$p" 2>/dev/null || true; done
+    wait 2>/dev/null || true
+}
+trap cleanup EXIT
+
+"$bin" simulate --private-bus --straps "${BLEGATE_STRAPS:-5}" > "$demo/simulate.out" 2> "$demo/simulate.err" &
+pids+=($!)
+"$bindir/blegate-test-backend" --port 0 --token demo-token --data "$demo/backend.jsonl" > "$demo/backend.out" 2>&1 &
+pids+=($!)
+for _ in $(seq 1 300); do
+    grep -q '^DBUS_SYSTEM_BUS_ADDRESS=' "$demo/simulate.out" 2>/dev/null \
+        && grep -q '^listening on' "$demo/backend.out" 2>/dev/null && break
+    sleep 0.1
+done
+bus="$(sed -n 's/^DBUS_SYSTEM_BUS_ADDRESS=//p' "$demo/simulate.out")"
+url="$(sed -n 's/^listening on //p' "$demo/backend.out")"
+if [ -z "$bus" ] || [ -z "$url" ]; then
+    echo "start: the simulator or the test backend did not start:" >&2
+    cat "$demo"/*.out "$demo"/*.err >&2 2>/dev/null || true
+    exit 1
+fi
+umask 077
+printf 'demo-token\n' > "$demo/token"
+umask 022
+cat > "$demo/blegate.toml" <<TOML
+# Written by scripts/start.sh for the simulator demo.
+[gateway]
+id = "start-demo"
+state_directory = "$demo"
+[backend]
+url = "$url"
+token_file = "$demo/token"
+[status]
+socket = "$demo/status.sock"
+TOML
+echo "start: simulator on $bus, backend at $url"
+echo "start: in another terminal: $bin status --config $demo/blegate.toml"
+echo "start:                      curl -s $url/_admin/records | head -c 600"
+"$bin" run --config "$demo/blegate.toml" --bus "$bus" "$@"
