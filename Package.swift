@@ -51,7 +51,7 @@ let package = Package(
         // rfkill, clock, disk, Raspberry Pi radio; and the report they make.
         // <sys/timex.h> (adjtimex) for the doctor's clock check; header-only like CBluetooth.
         .systemLibrary(name: "CTimex"),
-        .target(name: "Doctor", dependencies: ["CTimex"]),
+        .target(name: "Doctor", dependencies: ["CTimex", "GATT"]),
         // The gateway's TOML configuration, validated into a typed tree.
         .target(name: "Config", dependencies: [.product(name: "TOMLKit", package: "TOMLKit")]),
         // Durable record cache (SQLite): the outbox the sync engine drains, and the device registry.

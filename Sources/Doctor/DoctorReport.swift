@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: MIT
+import GATT
 
 /// Every check of one `blegate doctor` run, in the order they were made, and the two
 /// ways to show them: lines for a person, one JSON object for a script.
@@ -44,26 +45,12 @@ public struct DoctorReport: Sendable {
     }
 }
 
-/// JSON string literals without Foundation (the doctor must run where little works).
+/// JSON string literals without Foundation (the doctor must run where little works):
+/// the record encoder's escaping, so both write strings the same way.
 public enum JSONText {
     public static func quoted(_ s: String) -> String {
-        var out = "\""
-        for scalar in s.unicodeScalars {
-            switch scalar {
-            case "\"": out += "\\\""
-            case "\\": out += "\\\\"
-            case "\n": out += "\\n"
-            case "\r": out += "\\r"
-            case "\t": out += "\\t"
-            default:
-                if scalar.value < 0x20 {
-                    let hex = String(scalar.value, radix: 16)
-                    out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
-                } else {
-                    out.unicodeScalars.append(scalar)
-                }
-            }
-        }
-        return out + "\""
+        var out = ""
+        JSONValue.writeString(s, to: &out)
+        return out
     }
 }
