@@ -7,15 +7,9 @@ import Glibc
 /// Time without Foundation: records are stamped on the notification path, where a
 /// `Date` and its formatters would cost memory the gateway does not have.
 enum WallClock {
-    static func now() -> UTCTimestamp {
-        UTCTimestamp(millisecondsSince1970: nowMilliseconds())
-    }
+    static func now() -> UTCTimestamp { .now }
 
-    static func nowMilliseconds() -> Int64 {
-        var ts = timespec()
-        clock_gettime(CLOCK_REALTIME, &ts)
-        return Int64(ts.tv_sec) * 1000 + Int64(ts.tv_nsec) / 1_000_000
-    }
+    static func nowMilliseconds() -> Int64 { UTCTimestamp.now.millisecondsSince1970 }
 
     static func nowSeconds() -> Double {
         var ts = timespec()

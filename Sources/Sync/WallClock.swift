@@ -7,11 +7,7 @@ import WearMetrics
 /// Wall-clock time for status reports and HTTP-date arithmetic. Sleeping and measuring use
 /// `ContinuousClock`, which a clock step cannot disturb; only what people read is wall time.
 enum WallClock {
-    static func now() -> UTCTimestamp {
-        var ts = timespec()
-        clock_gettime(CLOCK_REALTIME, &ts)
-        return UTCTimestamp(millisecondsSince1970: Int64(ts.tv_sec) * 1000 + Int64(ts.tv_nsec) / 1_000_000)
-    }
+    static func now() -> UTCTimestamp { .now }
 }
 
 extension Duration {

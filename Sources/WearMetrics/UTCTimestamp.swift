@@ -73,3 +73,13 @@ func appendPadded(_ out: inout String, _ value: Int, _ width: Int) {
     while n < width { out += "0"; n += 1 }
     out += digits
 }
+
+extension UTCTimestamp {
+    /// Now, from CLOCK_REALTIME: the clock records, status and the backend use. Without
+    /// Foundation, so the notification path can stamp records with it.
+    public static var now: UTCTimestamp {
+        var ts = timespec()
+        clock_gettime(CLOCK_REALTIME, &ts)
+        return UTCTimestamp(millisecondsSince1970: Int64(ts.tv_sec) * 1000 + Int64(ts.tv_nsec) / 1_000_000)
+    }
+}

@@ -34,7 +34,7 @@ struct CacheStatsCommand: AsyncParsableCommand {
             printError("blegate cache stats: \(error)")
             throw ExitCode(1)
         }
-        let now = UTCTimestamp.wallClockNow
+        let now = UTCTimestamp.now
         print(json ? CacheStatsFormat.json(stats, path: cache.path, now: now).serialized()
                    : CacheStatsFormat.text(stats, path: cache.path, now: now))
     }
@@ -64,7 +64,7 @@ struct CacheExportCommand: AsyncParsableCommand {
 
     func validate() throws {
         guard ExportFormat(rawValue: format) != nil else { throw ValidationError("--format must be jsonl or csv, got \"\(format)\"") }
-        guard ExportSince.parse(since, now: .wallClockNow) != nil else {
+        guard ExportSince.parse(since, now: .now) != nil else {
             throw ValidationError("--since must be an ISO 8601 date or date-time (2026-01-02T08:00:00Z), a duration back from now (24h, 7d) or \"all\", got \"\(since)\"")
         }
     }
@@ -72,7 +72,7 @@ struct CacheExportCommand: AsyncParsableCommand {
     func run() async throws {
         let config = try gateway.load()
         let cache = try gateway.openCache(config)
-        let start = ExportSince.parse(since, now: .wallClockNow)!
+        let start = ExportSince.parse(since, now: .now)!
         do {
             let out = try OutputFile(path: output)
             let n = try await cache.export(since: start, format: ExportFormat(rawValue: format)!) { try out.write($0) }

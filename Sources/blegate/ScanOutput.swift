@@ -55,11 +55,7 @@ final class ScanOutput: Sendable {
         if json { emit(Self.jsonLine(ad, adapter: adapter, time: Self.now())) }
     }
 
-    static func now() -> UTCTimestamp {
-        var ts = timespec()
-        clock_gettime(CLOCK_REALTIME, &ts)
-        return UTCTimestamp(millisecondsSince1970: Int64(ts.tv_sec) * 1000 + Int64(ts.tv_nsec) / 1_000_000)
-    }
+    static func now() -> UTCTimestamp { .now }
 
     static func jsonLine(_ ad: Advertisement, adapter: String, time: UTCTimestamp) -> String {
         JSONValue.object([
