@@ -8,6 +8,7 @@ let package = Package(
     platforms: [.macOS(.v15)],
     products: [
         .executable(name: "blegate", targets: ["blegate"]),
+        .executable(name: "blegate-stream", targets: ["blegate-stream"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
@@ -107,10 +108,27 @@ let package = Package(
             ]
         ),
 
+        // `blegate scan` and `blegate stream`, shared by both executables below.
+        .target(
+            name: "LinkCommands",
+            dependencies: [
+                "DBus", "BlueZ", "GATT", "HRV", "WearMetrics", "Gateway", "LinkPolicy",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
+        ),
+        // scan and stream alone, without Foundation, SQLite, HTTP or TLS: `blegate` execs it
+        // for those two commands so a stream holds only the stream path in memory.
+        .executableTarget(
+            name: "blegate-stream",
+            dependencies: [
+                "LinkCommands", "Gateway",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
+        ),
         .executableTarget(
             name: "blegate",
             dependencies: [
-                "DBus", "HCI", "GATT", "HRV", "WearMetrics", "Simulator", "BlueZ", "Gateway", "LinkPolicy", "Doctor", "Config", "Cache",
+                "LinkCommands", "DBus", "HCI", "GATT", "HRV", "WearMetrics", "Simulator", "BlueZ", "Gateway", "LinkPolicy", "Doctor", "Config", "Cache",
                 "GatewayService", "Sync",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),

@@ -60,6 +60,12 @@ while [ "$(date +%s)" -lt "$end" ]; do
     sleep 5
 done
 peak_kib="$(awk '/^VmHWM:/ {print $2}' "/proc/$run/status")"
+# Where the resident memory is at the end: anonymous (heap, stacks) and each mapped file.
+awk '/^(RssAnon|RssFile|RssShmem):/ {printf "rss: %s %.1f MiB\n", $1, $2 / 1024}' "/proc/$run/status"
+cp "/proc/$run/smaps" /tmp/blegate-rss.smaps 2>/dev/null || true
+awk '$1 ~ /^[0-9a-f]+-[0-9a-f]+$/ { name = (NF >= 6) ? $6 : "[anonymous]"; n = split(name, parts, "/"); name = parts[n] }
+     $1 == "Rss:" { rss[name] += $2 }
+     END { for (k in rss) if (rss[k] >= 256) printf "%8.1f MiB  %s\n", rss[k] / 1024, k }' "/proc/$run/smaps" | sort -rn | head -12 | sed 's/^/rss:   /'
 connected="$(grep -c 'connected ' "$work/run.log" || true)"
 "$bin/blegate" status --config "$work/blegate.toml" | sed -n '/OUTBOX/,/SYNC/p' | head -2 | tail -1
 kill -TERM "$run"; wait "$run" && status=0 || status=$?

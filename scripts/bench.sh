@@ -20,8 +20,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh -c release --product blegate-bench
-# The stream benchmark runs the blegate binary itself (simulator and gateway, each a process).
-if [ "${1:-all}" = stream ] || [ "${1:-all}" = all ]; then swift build -c release --product blegate; fi
+# The stream benchmark runs blegate as it ships (scripts/build-release.sh: static Swift
+# runtime, the lean blegate-stream beside it) for the simulator and the gateway, each a process.
+if [ "${1:-all}" = stream ] || [ "${1:-all}" = all ]; then shipped="$(scripts/build-release.sh | tail -n 1)"; fi
 bin="$(swift build -c release --show-bin-path)"
 what="${1:-all}"; shift || true
 case "$what" in
@@ -49,6 +50,6 @@ case "$what" in
         if [ "$what" = latency ]; then "$bin/blegate-bench" latency "$@"; else "$bin/blegate-bench" latency; fi
         ;;&
     stream|all)
-        if [ "$what" = all ]; then "$bin/blegate-bench" stream --blegate "$bin/blegate"; else "$bin/blegate-bench" stream --blegate "$bin/blegate" "$@"; fi
+        if [ "$what" = all ]; then "$bin/blegate-bench" stream --blegate "$shipped/blegate"; else "$bin/blegate-bench" stream --blegate "$shipped/blegate" "$@"; fi
         ;;
 esac

@@ -4,7 +4,7 @@
 #
 #   sudo scripts/install.sh                      build (release, static Swift stdlib), install, enable, start
 #   sudo scripts/install.sh --adapter-reset      ... and allow HCI adapter resets (CAP_NET_ADMIN)
-#   sudo scripts/install.sh --no-build --binary PATH   install a binary built elsewhere (cross-built)
+#   sudo scripts/install.sh --no-build --binary PATH   install a binary built elsewhere (cross-built; blegate-stream beside it goes too)
 #   scripts/install.sh --root DIR ...            stage everything under DIR: no apt, no start (tests, images)
 #   sudo scripts/install.sh --uninstall [--purge]      remove; --purge also deletes config, token, cache and the user
 #
@@ -46,6 +46,7 @@ staged=0; [ -n "$root" ] && staged=1
 [ "$staged" = 1 ] || [ "$(id -u)" -eq 0 ] || die "run as root (sudo), or stage into a directory with --root DIR"
 
 bin_path=/usr/local/bin/blegate
+lean_path=/usr/local/bin/blegate-stream
 conf_dir=/etc/blegate
 state_dir=/var/lib/blegate
 unit_dir=/etc/systemd/system
@@ -70,7 +71,7 @@ if [ "$uninstall" = 1 ]; then
     elif [ -e "$(R $unit)" ]; then
         systemctl --root="$root" disable blegate.service >/dev/null 2>&1 || true
     fi
-    rm -f "$(R $unit)" "$(R $rules)" "$(R $bin_path)"
+    rm -f "$(R $unit)" "$(R $rules)" "$(R $bin_path)" "$(R $lean_path)"
     rm -rf "$(R $dropins)" "$(R $doc_dir)"
     if [ "$purge" = 1 ]; then
         rm -rf "$(R $conf_dir)" "$(R $state_dir)"
@@ -106,12 +107,15 @@ if [ "$build" = 1 ]; then
     [ -z "$binary" ] || die "--binary goes with --no-build"
     command -v swift >/dev/null 2>&1 || export PATH="/opt/swift/usr/bin:$PATH"
     command -v swift >/dev/null 2>&1 || die "no Swift toolchain: install Swift 6, or build elsewhere and use --no-build --binary PATH"
-    say "building blegate (release, --static-swift-stdlib)"
-    (cd "$project" && swift build -c release --product blegate --static-swift-stdlib)
-    binary="$(cd "$project" && swift build -c release --show-bin-path)/blegate"
+    say "building blegate and blegate-stream (release, --static-swift-stdlib)"
+    binary="$("$project/scripts/build-release.sh" | tail -n 1)/blegate"
 fi
 [ -n "$binary" ] || die "--no-build needs --binary PATH"
 [ -f "$binary" ] && [ -x "$binary" ] || die "--binary $binary: not an executable file"
+# scan and stream run in the lean executable beside blegate; without it they run in
+# blegate itself (more memory, same behaviour).
+lean="$(dirname "$binary")/blegate-stream"
+[ -x "$lean" ] || { say "no blegate-stream beside $binary: scan and stream will run in blegate itself"; lean=""; }
 
 # 3. User and groups: blegate, in bluetooth (what bluez's D-Bus policy grants).
 if [ -z "$(gid_of bluetooth)" ]; then groupadd "${root_opt[@]}" --system bluetooth; fi
@@ -129,6 +133,7 @@ uid="$(uid_of blegate)"; gid="$(gid_of blegate)"
 
 # 4. Files.
 install -D -m 0755 -o 0 -g 0 "$binary" "$(R $bin_path)"
+if [ -n "$lean" ]; then install -D -m 0755 -o 0 -g 0 "$lean" "$(R $lean_path)"; else rm -f "$(R $lean_path)"; fi
 install -d -m 0755 -o 0 -g 0 "$(R $conf_dir)"
 if [ -e "$(R $conf_dir/blegate.toml)" ]; then
     say "kept the existing $conf_dir/blegate.toml"

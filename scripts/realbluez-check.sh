@@ -7,7 +7,8 @@
 # Checks, all through org.bluez on the real daemon:
 #   scan    finds HR-Sim with the Heart Rate service on hci1;
 #   stream  connects, subscribes via AcquireNotify and again via StartNotify, prints
-#           Heart Rate records for HR-Sim, and exits 0 with no malformed payloads;
+#           Heart Rate records for HR-Sim, and exits 0 with no malformed payloads, having
+#           been handed over to the lean blegate-stream executable;
 #   doctor  sees bluetoothd, its version and both adapters, with no failed check.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -17,6 +18,7 @@ realbluez=${REALBLUEZ:-../shared/realbluez}
 BLEGATE_SKIP_BUILD=1 scripts/setup.sh
 command -v swift >/dev/null 2>&1 || export PATH="/opt/swift/usr/bin:$PATH"
 swift build --product blegate
+swift build --product blegate-stream
 bin="$(swift build --show-bin-path)/blegate"
 
 out=$(mktemp -d /tmp/blegate-realbluez.XXXXXX)
@@ -49,6 +51,7 @@ for notify in acquire start; do
     check "stream --notify $notify counted every notification, none malformed" \
         has "^STREAMERR-$notify blegate stream: HR-Sim \($address\): $n notifications, 0 malformed"
     check "stream --notify $notify exited 0" has "^GUEST stream $notify exit 0$"
+    check "stream --notify $notify ran in blegate-stream (the hand-over)" has "^IMAGE-$notify .*/blegate-stream$"
 done
 check "doctor: bluetoothd and its version" has '^DOCTOR ok +bluetoothd: BlueZ 5\.[0-9]+'
 check "doctor: hci1 over D-Bus" has '^DOCTOR ok +adapter hci1: '

@@ -14,7 +14,12 @@ echo "GUEST scan exit ${PIPESTATUS[0]}"
 for notify in acquire start; do
     echo "GUEST stream $notify"
     "$bin" stream --adapter hci1 --device HR-Sim --notify "$notify" --duration 20 \
-        > >(tag "STREAM-$notify") 2> >(tag "STREAMERR-$notify" >&2)
+        > >(tag "STREAM-$notify") 2> >(tag "STREAMERR-$notify" >&2) &
+    pid=$!
+    sleep 5
+    # blegate hands stream to blegate-stream beside it: same pid, that image.
+    echo "IMAGE-$notify $(readlink "/proc/$pid/exe")"
+    wait "$pid"
     echo "GUEST stream $notify exit $?"
     sleep 1
 done

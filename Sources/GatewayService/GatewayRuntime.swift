@@ -170,6 +170,9 @@ public final class GatewayRuntime: Sendable {
         }
         add(PeriodicTask("devices", every: .seconds(5), body: writeFacts, finally: writeFacts), "devices")
         add(bluetooth, "bluetooth")
+        // Hands freed heap pages back once a minute, so the resident size follows what is
+        // in use and does not creep (MallocTuning, docs/run.md "Memory").
+        add(PeriodicTask("memory", every: .seconds(60), body: { MallocTuning.trim() }), "memory")
 
         var groupLogger = logger
         groupLogger.logLevel = max(logger.logLevel, .notice)

@@ -1,4 +1,6 @@
 import ArgumentParser
+import Gateway
+import LinkCommands
 
 @main
 struct Blegate: AsyncParsableCommand {
@@ -9,4 +11,18 @@ struct Blegate: AsyncParsableCommand {
                       CacheCommand.self, DevicesCommand.self, DoctorCommand.self,
                       RunCommand.self, StatusCommand.self, PairCommand.self]
     )
+
+    static func main() async {
+        StreamHandover.execIfLinkCommand()
+        do {
+            var command = try parseAsRoot()
+            if var command = command as? AsyncParsableCommand {
+                try await command.run()
+            } else {
+                try command.run()
+            }
+        } catch {
+            exit(withError: error)
+        }
+    }
 }

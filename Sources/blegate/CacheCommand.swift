@@ -3,6 +3,7 @@ import ArgumentParser
 import Cache
 import Config
 import GATT
+import LinkCommands
 import WearMetrics
 
 /// `blegate cache stats|export|prune`: look into the gateway's cache, from another

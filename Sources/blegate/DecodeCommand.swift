@@ -4,6 +4,7 @@ import GATT
 
 #if canImport(Glibc)
 import Glibc
+import LinkCommands
 #endif
 
 /// `blegate decode <characteristic> <hex>`: decode one payload and print its fields as
@@ -53,20 +54,6 @@ struct DecodeCommand: ParsableCommand {
         } catch {
             printError("error: \(error.description)")
             throw ExitCode(1)
-        }
-    }
-}
-
-/// Writes to file descriptor 2 directly: the C `stderr` global is shared mutable state
-/// that Swift 6 strict concurrency rejects.
-func printError(_ message: String) {
-    var line = message + "\n"
-    line.withUTF8 { buffer in
-        var offset = 0
-        while offset < buffer.count {
-            let n = write(2, buffer.baseAddress! + offset, buffer.count - offset)
-            if n <= 0 { break }
-            offset += n
         }
     }
 }

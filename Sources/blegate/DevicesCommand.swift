@@ -2,6 +2,7 @@
 import ArgumentParser
 import Cache
 import GATT
+import LinkCommands
 import WearMetrics
 
 /// `blegate devices`: the device registry with each device's member and backlog.

@@ -6,6 +6,7 @@ import Doctor
 import HCI
 #if canImport(Glibc)
 import Glibc
+import LinkCommands
 #endif
 
 /// `blegate doctor`: everything that stands between a strap and the backend, checked

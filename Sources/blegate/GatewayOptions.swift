@@ -3,6 +3,7 @@ import ArgumentParser
 import Cache
 import Config
 import GatewayService
+import LinkCommands
 
 /// `--config` and `--state-dir`, shared by every command that works on the gateway's
 /// files. Without `--config`, a missing default file means the defaults, so the cache

@@ -5,6 +5,7 @@ import HRV
 
 #if canImport(Glibc)
 import Glibc
+import LinkCommands
 #endif
 
 /// `blegate hrv [--window S] [FILE]`: HRV of a recorded RR series, through the same

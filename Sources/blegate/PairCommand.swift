@@ -4,6 +4,7 @@ import Cache
 import Config
 import GatewayService
 import Foundation
+import LinkCommands
 import Sync
 
 /// `blegate pair --device ADDR --code CODE`: a member's pairing code becomes the client

@@ -2,7 +2,9 @@
 import ArgumentParser
 import Config
 import DBus
+import Gateway
 import GatewayService
+import LinkCommands
 import Logging
 #if canImport(Glibc)
 import Glibc
@@ -41,6 +43,7 @@ struct RunCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
+        MallocTuning.limitArenas()
         let level = Logger.Level(rawValue: logLevel) ?? .info
         LoggingSystem.bootstrap { label in
             var handler = StreamLogHandler.standardOutput(label: label)

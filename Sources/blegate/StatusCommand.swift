@@ -3,6 +3,7 @@ import ArgumentParser
 import Cache
 import Config
 import GatewayService
+import LinkCommands
 
 /// `blegate status`: live from the running gateway over its socket, or from the cache
 /// database when it is not running.

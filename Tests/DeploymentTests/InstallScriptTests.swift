@@ -58,6 +58,9 @@ struct InstallScriptTests {
 
         let binary = try #require(Support.info(root + "/usr/local/bin/blegate"))
         #expect(binary.mode == 0o755 && binary.uid == 0)
+        // The lean executable blegate hands scan and stream to, from beside --binary.
+        let lean = try #require(Support.info(root + "/usr/local/bin/blegate-stream"), "no blegate-stream:\n\(out)")
+        #expect(lean.mode == 0o755 && lean.uid == 0)
         let config = try #require(Support.info(root + "/etc/blegate/blegate.toml"))
         #expect(config.mode == 0o644)
         #expect(Support.read(root + "/etc/blegate/blegate.toml") == Support.read(Support.projectRoot + "/scripts/blegate.example.toml"))
@@ -90,7 +93,7 @@ struct InstallScriptTests {
         // 3. Uninstall keeps data, config, token and the user.
         (out, status) = await Self.install(root, "--uninstall")
         #expect(status == 0, "\(out)")
-        for gone in ["/usr/local/bin/blegate", "/etc/systemd/system/blegate.service", "/etc/systemd/system/blegate.service.d",
+        for gone in ["/usr/local/bin/blegate", "/usr/local/bin/blegate-stream", "/etc/systemd/system/blegate.service", "/etc/systemd/system/blegate.service.d",
                      "/etc/udev/rules.d/70-blegate.rules", "/etc/systemd/system/multi-user.target.wants/blegate.service"] {
             #expect(Support.info(root + gone) == nil, "\(gone) left behind")
         }

@@ -74,6 +74,9 @@ struct StreamEndToEndTests {
             let stream = try await BackgroundProcess.start("'\(BlegateBinary.path)' stream --bus '\(bus.address)' --device '*'")
             var connects = 5
             #expect(await stream.waitForStderr("stream: connected ", count: connects, timeout: 60), "\(stream.stderr)")
+            // blegate handed the command to the lean executable: same process, other image.
+            let image = executablePath(of: stream.pid) ?? "?"
+            #expect(image.hasSuffix("/blegate-stream"), "stream runs in \(image)")
 
             try await Task.sleep(for: .seconds(12))
             #expect(await sim.linkLoss(sim.devices[0].address) == 1)
@@ -143,8 +146,12 @@ struct StreamEndToEndTests {
             c.straps = 2
             c.seed = 8
         }) { bus, sim in
-            let stream = try await BackgroundProcess.start("'\(BlegateBinary.path)' stream --bus '\(bus.address)' --device '*' --format text")
+            // In blegate itself (no hand-over): the same commands are linked in both.
+            let stream = try await BackgroundProcess.start(
+                "BLEGATE_IN_PROCESS=1 '\(BlegateBinary.path)' stream --bus '\(bus.address)' --device '*' --format text")
             #expect(await stream.waitForStderr("stream: connected ", count: 2, timeout: 60), "\(stream.stderr)")
+            let image = executablePath(of: stream.pid) ?? "?"
+            #expect(image.hasSuffix("/blegate"), "stream runs in \(image)")
             try await Task.sleep(for: .seconds(2))
             stream.signal(SIGINT)
             #expect(await stream.wait(timeout: 60) == 0, "\(stream.stderr)")

@@ -19,6 +19,15 @@ public enum BlegateBinary {
     public static var exists: Bool { access(path, X_OK) == 0 }
 }
 
+/// The executable a process is running (`/proc/PID/exe`), e.g. to see that `blegate
+/// stream` handed itself over to `blegate-stream`.
+public func executablePath(of pid: Int32) -> String? {
+    var exe = [CChar](repeating: 0, count: 4096)
+    let n = readlink("/proc/\(pid)/exe", &exe, exe.count - 1)
+    guard n > 0 else { return nil }
+    return String(decoding: exe[0..<n].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+}
+
 /// Runs a command line through the shell on a Dispatch thread, so that an in-process
 /// simulator keeps the cooperative pool; returns stdout and the exit status.
 ///

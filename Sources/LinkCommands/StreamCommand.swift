@@ -11,8 +11,8 @@ import Glibc
 
 /// `blegate stream --device ADDR|NAME`: follow one or more straps and print what they
 /// measure, reconnecting through whatever BlueZ and the radio throw at it.
-struct StreamCommand: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(
+public struct StreamCommand: AsyncParsableCommand, Sendable {
+    public static let configuration = CommandConfiguration(
         commandName: "stream",
         abstract: "Connect to heart-rate straps and print WearMetrics records as they arrive.",
         discussion: """
@@ -54,7 +54,9 @@ struct StreamCommand: AsyncParsableCommand {
             help: "AcquireNotify: when notifications come densely, let them gather up to this many ms per wake-up (less CPU, at most this much delay); 0 hands each over at once.")
     var gatherMilliseconds: Double = 8
 
-    func validate() throws {
+    public init() {}
+
+    public func validate() throws {
         guard !devices.isEmpty else { throw ValidationError("give at least one --device ADDRESS or NAME") }
         guard StdoutRecordSink.Format(rawValue: format) != nil else { throw ValidationError("--format must be json, text or none") }
         guard NotifyMethod(rawValue: notify) != nil else { throw ValidationError("--notify must be acquire or start") }
@@ -64,7 +66,7 @@ struct StreamCommand: AsyncParsableCommand {
         if !(0...1000).contains(gatherMilliseconds) { throw ValidationError("--gather-ms must be between 0 and 1000") }
     }
 
-    func run() async throws {
+    public func run() async throws {
         try await ScanFailure.reported("stream") { try await stream() }
     }
 
@@ -98,11 +100,11 @@ struct StreamCommand: AsyncParsableCommand {
             }
         }
         let flusher = Task {
-            var next = Double(WallClock.seconds())
+            var next = UTCTimestamp.now.secondsSince1970
             while !Task.isCancelled {
                 try? await Task.sleep(for: .milliseconds(200))
                 output.flush()
-                if let aggregator, let interval, WallClock.seconds() >= next + interval {
+                if let aggregator, let interval, UTCTimestamp.now.secondsSince1970 >= next + interval {
                     next += interval
                     aggregator.tick(now: UTCTimestamp(secondsSince1970: next))
                 }
@@ -133,13 +135,5 @@ struct StreamCommand: AsyncParsableCommand {
         if case .failure(let error) = result {
             throw ScanFailure(exit: .bluetoothdNotRunning, message: "cannot read bluetoothd's objects: \(error)")
         }
-    }
-}
-
-enum WallClock {
-    static func seconds() -> Double {
-        var ts = timespec()
-        clock_gettime(CLOCK_REALTIME, &ts)
-        return Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9
     }
 }

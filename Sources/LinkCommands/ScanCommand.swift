@@ -11,8 +11,8 @@ import Glibc
 /// `blegate scan`: LE discovery with duplicate reports on, so RSSI and advertised
 /// heart rate stay live, shown as a table or as JSON lines. Built on `BlueZMirror`:
 /// the scan only starts discovery and reads what the mirror keeps.
-struct ScanCommand: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(
+public struct ScanCommand: AsyncParsableCommand, Sendable {
+    public static let configuration = CommandConfiguration(
         commandName: "scan",
         abstract: "Discover BLE heart-rate and fitness devices and show them live.",
         discussion: """
@@ -36,11 +36,13 @@ struct ScanCommand: AsyncParsableCommand {
     @Option(help: "Bus: system (honours DBUS_SYSTEM_BUS_ADDRESS) or a D-Bus address.")
     var bus = "system"
 
-    func validate() throws {
+    public init() {}
+
+    public func validate() throws {
         if let timeout, timeout <= 0 { throw ValidationError("--timeout must be positive") }
     }
 
-    func run() async throws {
+    public func run() async throws {
         try await ScanFailure.reported("scan") { try await scan() }
     }
 
