@@ -114,6 +114,7 @@ let package = Package(
             dependencies: [
                 "DBus", "BlueZ", "GATT", "HRV", "WearMetrics", "Gateway", "LinkPolicy",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "UnixSignals", package: "swift-service-lifecycle"),
             ]
         ),
         // scan and stream alone, without Foundation, SQLite, HTTP or TLS: `blegate` execs it

@@ -3,7 +3,8 @@
 # The release build that ships: `blegate` and `blegate-stream` (which `blegate` hands scan
 # and stream to), with the Swift runtime linked in (--static-swift-stdlib), so the target
 # needs only system libraries. Built in .build-static, apart from the debug build's flags.
-# Prints the directory that holds both binaries on its last line.
+# Prints the directory that holds both binaries on its last line. The binaries export no
+# symbols of their own (scripts/release-symbols.map).
 #   scripts/build-release.sh [extra swift build flags]
 # With the toolchain's lld and glibc 2.36 or later (Debian 12, Raspberry Pi OS bookworm),
 # relative relocations are packed (DT_RELR): at start ld.so reads a few KiB instead of
@@ -12,7 +13,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 command -v swift >/dev/null 2>&1 || export PATH="/opt/swift/usr/bin:$PATH"
-flags=(-c release --static-swift-stdlib --scratch-path .build-static)
+flags=(-c release --static-swift-stdlib --scratch-path .build-static
+       -Xlinker --version-script="$PWD/scripts/release-symbols.map")
 glibc="$(getconf GNU_LIBC_VERSION 2>/dev/null | awk '{print $2}')"
 if [ "${BLEGATE_PLAIN_RELOCS:-0}" != 1 ] && command -v ld.lld >/dev/null 2>&1 \
     && [ -n "$glibc" ] && printf '2.36\n%s\n' "$glibc" | sort -V -C; then

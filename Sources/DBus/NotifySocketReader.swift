@@ -47,11 +47,14 @@ public final class NotifySocketReader: Sendable {
 
     /// Starts the reader thread.
     ///
-    /// `gather`: when rounds come closer together than this, the reader lets datagrams
-    /// gather until this long after the round began before it waits again. A wake-up
-    /// costs more than decoding a notification: at 500 notifications/s one wake-up per
-    /// datagram was most of the CPU. Sparse traffic (a few straps at 1 Hz) is served at
-    /// once; dense traffic waits at most `gather`. Zero serves every datagram at once.
+    /// `gather`: when a round begins within two windows of the previous one, the reader
+    /// lets datagrams gather until this long after the round began before it waits
+    /// again. A wake-up costs more than decoding a notification: at 500 notifications/s
+    /// one wake-up per datagram was most of the CPU. Two windows, not one: a round that
+    /// follows a gathered one begins one window (plus the wake-up's lateness) after it,
+    /// and steady traffic must stay "dense" then, or every other round wakes for a single
+    /// datagram. Sparse traffic (a few straps at 1 Hz) is served at once; dense traffic
+    /// waits at most `gather`. Zero serves every datagram at once.
     public init(gather: Duration = .milliseconds(8)) throws(DBusError) {
         self.gather = gather
         let (seconds, attoseconds) = gather.components
@@ -258,10 +261,10 @@ public final class NotifySocketReader: Sendable {
                 }
             }
             if delivered > 0 { datagrams.add(delivered, ordering: .relaxed) }
-            // Dense traffic (this round began less than `gather` after the previous
-            // one): let datagrams gather until `gather` after this round began, so the
-            // next round takes several at once instead of waking for each.
-            if delivered > 0, roundStart - previousRound < gatherNanoseconds {
+            // Dense traffic (this round began within two windows of the previous one):
+            // let datagrams gather until `gather` after this round began, so the next
+            // round takes several at once instead of waking for each.
+            if delivered > 0, roundStart - previousRound < 2 * gatherNanoseconds {
                 let left = roundStart + gatherNanoseconds - Self.monotonicNanoseconds()
                 if left > 0 {
                     var pause = timespec(tv_sec: Int(left / 1_000_000_000), tv_nsec: Int(left % 1_000_000_000))

@@ -60,7 +60,7 @@ public struct ScanCommand: AsyncParsableCommand, Sendable {
         let output = ScanOutput(json: json, all: all, adapter: chosen.interfaceName)
         // Devices bluetoothd already knew arrive as the stream's first deviceAdded events.
 
-        let signals = SignalWaiter.install()
+        let signals = await SignalWaiter.install()
         let result = await withTaskGroup(of: ScanFailure?.self) { group -> ScanFailure? in
             group.addTask { await signals.wait(); return nil }
             if let timeout {

@@ -99,7 +99,10 @@ public struct StreamCommand: AsyncParsableCommand, Sendable {
                 printError("blegate stream: " + event.message)
             }
         }
+        // Output waits in a buffer that this flushes five times a second; with nothing to
+        // print (`--format none`, no --interval) it is not started, so nothing wakes idly.
         let flusher = Task {
+            guard output.format != .none || aggregator != nil else { return }
             var next = UTCTimestamp.now.secondsSince1970
             while !Task.isCancelled {
                 try? await Task.sleep(for: .milliseconds(200))
@@ -111,7 +114,7 @@ public struct StreamCommand: AsyncParsableCommand, Sendable {
             }
         }
         let runner = Task { try await manager.run() }
-        let signals = SignalWaiter.install()
+        let signals = await SignalWaiter.install()
         await withTaskGroup(of: Void.self) { group in
             group.addTask { await signals.wait() }
             if let duration { group.addTask { try? await Task.sleep(for: .milliseconds(Int64(duration * 1000))) } }

@@ -118,7 +118,7 @@ struct SimulateCommand: AsyncParsableCommand {
         print("ready: org.bluez with \(adapters) adapter(s), \(sim.devices.count) device(s), seed \(seed)")
         fflush(nil)
 
-        let signals = SignalWaiter.install()
+        let signals = await SignalWaiter.install()
         let restarter: Task<Void, Never>? = restartEvery.map { every in
             Task {
                 while !Task.isCancelled {

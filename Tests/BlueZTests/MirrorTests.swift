@@ -219,7 +219,8 @@ import Testing
         try await sim.start()
         _ = try await recorder.next(after: 0, "bluezAppeared") { $0 == .bluezAppeared }
         #expect(mirror.isBlueZPresent)
-        #expect(mirror.adapter(named: "hci0") != nil)
+        // The owner change comes first; the objects follow with GetManagedObjects.
+        try await mirror.waitUntil(timeout: .seconds(30)) { $0.adapter(named: "hci0") != nil }
         #expect(!recorder.events.contains(.bluezVanished))
         await sim.stop()
         _ = try await recorder.next(after: 0, "bluezVanished") { $0 == .bluezVanished }
