@@ -14,40 +14,11 @@ bin="${BLEGATE_BIN_DIR:-$(swift build --show-bin-path)}"
 for b in blegate blegate-test-backend; do
     [ -x "$bin/$b" ] || { echo "rss: no $bin/$b; build it first (swift build --product $b)" >&2; exit 1; }
 done
-work="$(mktemp -d /tmp/blegate-rss.XXXXXX)"
-pids=()
-cleanup() {
-    for p in "${pids[@]}"; do kill -TERM "$p" 2>/dev/null || true; done
-    wait 2>/dev/null || true
-    rm -rf "$work"
-}
-trap cleanup EXIT
-
+source scripts/simulated-gym.sh
 adapters=$(( (straps + 6) / 7 ))
-"$bin/blegate" simulate --private-bus --straps "$straps" --adapters "$adapters" --rate 1 --seed 5 > "$work/sim.out" 2>&1 &
-pids+=($!)
-"$bin/blegate-test-backend" --port 0 --token rss-bench > "$work/backend.out" 2>&1 &
-pids+=($!)
-for _ in $(seq 1 300); do
-    grep -q '^ready:' "$work/sim.out" 2>/dev/null && grep -q '^listening on' "$work/backend.out" 2>/dev/null && break
-    sleep 0.1
-done
-bus="$(sed -n 's/^DBUS_SYSTEM_BUS_ADDRESS=//p' "$work/sim.out")"
-url="$(sed -n 's/^listening on //p' "$work/backend.out")"
-[ -n "$bus" ] && [ -n "$url" ] || { echo "rss: simulator or backend did not start" >&2; cat "$work"/*.out >&2; exit 1; }
-printf 'rss-bench\n' > "$work/token"; chmod 600 "$work/token"
-cat > "$work/blegate.toml" <<TOML
-[gateway]
-id = "rss-bench"
-state_directory = "$work"
-[bluetooth]
-max_per_adapter = 7
-[backend]
-url = "$url"
-token_file = "$work/token"
-[status]
-socket = "$work/status.sock"
-TOML
+simulated_gym "$bin/blegate" "$bin/blegate-test-backend" rss-bench \
+    --straps "$straps" --adapters "$adapters" --rate 1 --seed 5
+gateway_config rss-bench '[bluetooth]' 'max_per_adapter = 7'
 "$bin/blegate" run --config "$work/blegate.toml" --bus "$bus" > "$work/run.log" 2>&1 &
 run=$!
 pids=("$run" "${pids[@]}")

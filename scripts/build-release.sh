@@ -19,8 +19,16 @@ glibc="$(getconf GNU_LIBC_VERSION 2>/dev/null | awk '{print $2}')"
 if [ "${BLEGATE_PLAIN_RELOCS:-0}" != 1 ] && command -v ld.lld >/dev/null 2>&1 \
     && [ -n "$glibc" ] && printf '2.36\n%s\n' "$glibc" | sort -V -C; then
     flags+=(-Xswiftc -use-ld=lld -Xlinker -z -Xlinker pack-relative-relocs)
+    # The functions stream and run execute, first and together in .text
+    # (scripts/gen-symbol-order.sh made the list; names it lacks are placed after).
+    if [ -s scripts/symbol-order.txt ]; then
+        flags+=(-Xlinker --symbol-ordering-file="$PWD/scripts/symbol-order.txt" -Xlinker --no-warn-symbol-ordering)
+    fi
 fi
+# Link afresh every time: SwiftPM does not see a changed symbol-order.txt.
+out="$(swift build "${flags[@]}" "$@" --show-bin-path)"
+rm -f "$out/blegate" "$out/blegate-stream"
 for product in blegate blegate-stream; do
     swift build "${flags[@]}" --product "$product" "$@" >&2
 done
-swift build "${flags[@]}" --show-bin-path
+echo "$out"
