@@ -19,15 +19,6 @@ struct BlegateStream: AsyncParsableCommand {
 
     static func main() async {
         MallocTuning.limitArenas()
-        do {
-            var command = try parseAsRoot()
-            if var command = command as? AsyncParsableCommand {
-                try await command.run()
-            } else {
-                try command.run()
-            }
-        } catch {
-            exit(withError: error)
-        }
+        await CommandEntry.run(BlegateStream.self)
     }
 }

@@ -1,5 +1,4 @@
 import ArgumentParser
-import Gateway
 import LinkCommands
 
 @main
@@ -14,15 +13,6 @@ struct Blegate: AsyncParsableCommand {
 
     static func main() async {
         StreamHandover.execIfLinkCommand()
-        do {
-            var command = try parseAsRoot()
-            if var command = command as? AsyncParsableCommand {
-                try await command.run()
-            } else {
-                try command.run()
-            }
-        } catch {
-            exit(withError: error)
-        }
+        await CommandEntry.run(Blegate.self)
     }
 }
