@@ -217,13 +217,12 @@ public final class BlueZMirror: Sendable {
             s.sinks[id] = continuation
             return id
         }
-        guard let id else {
-            continuation.finish()
-            return stream
-        }
-        continuation.onTermination = { [weak self] _ in
-            _ = self?.state.withLock { $0.sinks.removeValue(forKey: id) }
-        }
+        // No onTermination that takes the lock to remove the sink: events are yielded
+        // under the lock, and a consumer's cancellation runs onTermination while
+        // holding its task's status lock, which the yield may need to resume it (a
+        // deadlock seen in the tests). `publish` drops a sink once its yield reports
+        // the stream terminated.
+        if id == nil { continuation.finish() }
         return stream
     }
 
@@ -318,12 +317,17 @@ public final class BlueZMirror: Sendable {
     }
 
     /// Yields under the lock so that events from different threads (dispatcher,
-    /// owner task) can never overtake each other.
+    /// owner task) can never overtake each other; drops the sinks whose consumers
+    /// have gone.
     private static func publish(_ events: [BlueZEvent], _ s: inout State) {
         guard !events.isEmpty else { return }
+        var gone: [UInt64] = []
         for event in events {
-            for sink in s.sinks.values { sink.yield(event) }
+            for (id, sink) in s.sinks {
+                if case .terminated = sink.yield(event) { gone.append(id) }
+            }
         }
+        for id in gone { s.sinks[id] = nil }
         guard !s.waiters.isEmpty else { return }
         for (id, waiter) in s.waiters where waiter.check(s.snapshot) {
             waiter.timer?.cancel()

@@ -244,16 +244,18 @@ final class EventFanOut: Sendable {
             s.table[s.next] = continuation
             return s.next
         }
-        guard let id else {
-            continuation.finish()
-            return stream
-        }
-        continuation.onTermination = { [weak self] _ in _ = self?.sinks.withLock { $0.table.removeValue(forKey: id) } }
+        // Removed by `emit` once its consumer has gone, not by an onTermination that
+        // takes the lock: see `BlueZMirror.events()` for the deadlock that avoids.
+        if id == nil { continuation.finish() }
         return stream
     }
 
     func emit(_ event: LinkEvent) {
-        sinks.withLock { s in for c in s.table.values { c.yield(event) } }
+        sinks.withLock { s in
+            for (id, c) in s.table {
+                if case .terminated = c.yield(event) { s.table[id] = nil }
+            }
+        }
     }
 
     func finish() {

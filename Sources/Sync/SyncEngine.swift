@@ -47,14 +47,12 @@ public actor SyncEngine: Service {
     /// Every event from now on, until `run()` returns. Each call is a separate subscription.
     public nonisolated func events() -> AsyncStream<SyncEvent> {
         let (stream, continuation) = AsyncStream<SyncEvent>.makeStream(bufferingPolicy: .unbounded)
-        let id = subscribers.withLock { s in
-            let id = s.next
+        // Removed by `emit` once its consumer has gone, not by an onTermination that
+        // takes the lock it yields under: a consumer's cancellation runs onTermination
+        // holding its task's status lock, which the yield may need (lock inversion).
+        subscribers.withLock { s in
+            s.continuations[s.next] = continuation
             s.next += 1
-            s.continuations[id] = continuation
-            return id
-        }
-        continuation.onTermination = { [weak self] _ in
-            _ = self?.subscribers.withLock { $0.continuations.removeValue(forKey: id) }
         }
         return stream
     }
@@ -150,7 +148,7 @@ public actor SyncEngine: Service {
         current.state = .stopped
         logger.info("sync stopped")
         emit(.stopped)
-        // Finish outside the lock: finishing runs onTermination, which takes it.
+        // Finish outside the lock: finishing resumes waiting consumers.
         let ending = subscribers.withLock { s in
             defer { s.continuations.removeAll() }
             return Array(s.continuations.values)
@@ -342,7 +340,9 @@ public actor SyncEngine: Service {
 
     private func emit(_ event: SyncEvent) {
         subscribers.withLock { s in
-            for c in s.continuations.values { c.yield(event) }
+            for (id, c) in s.continuations {
+                if case .terminated = c.yield(event) { s.continuations[id] = nil }
+            }
         }
     }
 }
