@@ -113,7 +113,6 @@ let package = Package(
             name: "LinkCommands",
             dependencies: [
                 "DBus", "BlueZ", "GATT", "HRV", "WearMetrics", "Gateway", "LinkPolicy",
-                .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
             ]
         ),
@@ -121,10 +120,7 @@ let package = Package(
         // for those two commands so a stream holds only the stream path in memory.
         .executableTarget(
             name: "blegate-stream",
-            dependencies: [
-                "LinkCommands", "Gateway",
-                .product(name: "ArgumentParser", package: "swift-argument-parser"),
-            ]
+            dependencies: ["LinkCommands", "Gateway"]
         ),
         .executableTarget(
             name: "blegate",
@@ -159,6 +155,7 @@ let package = Package(
         .testTarget(name: "SimulatorTests", dependencies: ["Simulator", "DBus", "GATT", "BlegateTestSupport"]),
         .testTarget(name: "BlueZTests", dependencies: ["BlueZ", "Simulator", "DBus", "BlegateTestSupport"]),
         .testTarget(name: "LinkPolicyTests", dependencies: ["LinkPolicy"]),
+        .testTarget(name: "LinkCommandsTests", dependencies: ["LinkCommands"]),
         .testTarget(name: "GatewayTests", dependencies: ["Gateway", "Simulator", "DBus", "BlueZ", "GATT", "WearMetrics", "BlegateTestSupport"]),
         .testTarget(name: "DoctorTests", dependencies: ["Doctor", "Simulator", "DBus", "BlegateTestSupport"]),
         // The systemd unit, udev rules and install.sh, checked with the system's own tools.

@@ -40,16 +40,26 @@ awk '$1 ~ /^[0-9a-f]+-[0-9a-f]+$/ { name = (NF >= 6) ? $6 : "[anonymous]"; n = s
 connected="$(grep -c 'connected ' "$work/run.log" || true)"
 "$bin/blegate" status --config "$work/blegate.toml" | sed -n '/OUTBOX/,/SYNC/p' | head -2 | tail -1
 kill -TERM "$run"; wait "$run" && status=0 || status=$?
-awk -v peak="$peak_kib" -v connected="$connected" -v status="$status" '
+# Flat or not is judged after the warm-up: the HRV engine fills a 300-second beat window
+# per strap in the first five minutes (bounded, by design), so the samples of the first
+# 300 s (or of the first quarter, in shorter runs) are left out; the first and last thirds
+# of the rest are compared. The first-to-last-quarter figure is printed as well.
+awk -v peak="$peak_kib" -v connected="$connected" -v status="$status" -v interval=5 '
+    function mean(from, to,    i, sum) { sum = 0; for (i = from; i <= to; i++) sum += v[i]; return sum / (to - from + 1) }
     { v[NR] = $1 }
     END {
         n = NR; q = int(n / 4); if (q < 1) q = 1
-        for (i = 1; i <= q; i++) a += v[i]
-        for (i = n - q + 1; i <= n; i++) b += v[i]
-        a /= q; b /= q
+        a = mean(1, q); b = mean(n - q + 1, n)
         max = 0; for (i = 1; i <= n; i++) if (v[i] > max) max = v[i]
         growth = (b - a) / a * 100
-        printf "rss: peak (VmHWM) %.1f MiB, max sampled %.1f MiB; mean first quarter %.1f MiB, last quarter %.1f MiB (%+.1f%%) over %d samples: %s\n",
-            peak / 1024, max / 1024, a / 1024, b / 1024, growth, n, (growth < 5 && growth > -5) ? "flat" : "not flat"
+        warm = int(300 / interval); if (warm > q) warm = q
+        t = int((n - warm) / 3); if (t < 1) t = 1
+        c = mean(warm + 1, warm + t); d = mean(n - t + 1, n)
+        steady = (d - c) / c * 100
+        minutes = (n - warm - t) * interval / 60
+        printf "rss: peak (VmHWM) %.1f MiB, max sampled %.1f MiB; mean first quarter %.1f MiB, last quarter %.1f MiB (%+.1f%%) over %d samples\n",
+            peak / 1024, max / 1024, a / 1024, b / 1024, growth, n
+        printf "rss: after the %d s warm-up: first third %.1f MiB, last third %.1f MiB (%+.1f%%, %+.0f KiB per 10 min): %s\n",
+            warm * interval, c / 1024, d / 1024, steady, (minutes > 0 ? (d - c) / minutes * 10 : 0), (steady < 2 && steady > -2) ? "flat" : "not flat"
         printf "rss: %d connect lines in the log; blegate run exited %d on SIGTERM (target: peak <= 24 MiB and flat)\n", connected, status
     }' "$samples"

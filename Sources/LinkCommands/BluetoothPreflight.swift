@@ -57,13 +57,18 @@ enum BluetoothPreflight {
 }
 
 extension ScanFailure {
-    /// Prints the failure for `command` and turns it into its exit status.
-    static func reported<T>(_ command: String, _ body: () async throws -> T) async throws -> T {
+    /// Runs `body` for `command` and returns its exit status, printing any failure:
+    /// a `ScanFailure` with its own status, anything else with 1.
+    static func reported(_ command: String, _ body: () async throws -> Void) async -> Int32 {
         do {
-            return try await body()
+            try await body()
+            return ScanExit.ok.rawValue
         } catch let failure as ScanFailure {
             printError("blegate \(command): " + failure.message)
-            throw failure.exit.exitCode
+            return failure.exit.rawValue
+        } catch {
+            printError("blegate \(command): \(error)")
+            return 1
         }
     }
 }

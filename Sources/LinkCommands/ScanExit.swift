@@ -1,5 +1,3 @@
-import ArgumentParser
-
 /// `blegate scan` exit statuses: each names one thing a person can fix, so scripts
 /// and systemd units can tell them apart (documented in docs/bluez-client.md).
 enum ScanExit: Int32, Error {
@@ -10,8 +8,6 @@ enum ScanExit: Int32, Error {
     case poweredOff = 5
     case blocked = 6
     case discoveryFailed = 7
-
-    var exitCode: ExitCode { ExitCode(rawValue) }
 }
 
 /// A failure with the message to print on stderr.

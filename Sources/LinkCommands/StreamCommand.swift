@@ -1,4 +1,3 @@
-import ArgumentParser
 import BlueZ
 import DBus
 import Gateway
@@ -11,63 +10,67 @@ import Glibc
 
 /// `blegate stream --device ADDR|NAME`: follow one or more straps and print what they
 /// measure, reconnecting through whatever BlueZ and the radio throw at it.
-public struct StreamCommand: AsyncParsableCommand, Sendable {
-    public static let configuration = CommandConfiguration(
-        commandName: "stream",
-        abstract: "Connect to heart-rate straps and print WearMetrics records as they arrive.",
-        discussion: """
-            --device takes an address (A0:9E:1A:12:34:56) or a name; names may use * \
-            (e.g. "Polar H10*"). Repeat it to follow several straps. Connection news goes \
-            to stderr. Ctrl-C stops notifications, disconnects and exits 0. Exit status \
-            otherwise as for scan: 2 bus unreachable, 3 bluetoothd not running, 4 no such \
-            adapter, 5 adapter powered off, 6 blocked by rfkill.
-            """)
+public struct StreamCommand: LinkCommand {
+    public static let name = "stream"
+    public static let abstract = "Connect to heart-rate straps and print WearMetrics records as they arrive."
+    public static let discussion = """
+        --device takes an address (A0:9E:1A:12:34:56) or a name; names may use * \
+        (e.g. "Polar H10*"). Repeat it to follow several straps. Connection news goes \
+        to stderr. Ctrl-C stops notifications, disconnects and exits 0. Exit status \
+        otherwise as for scan: 2 bus unreachable, 3 bluetoothd not running, 4 no such \
+        adapter, 5 adapter powered off, 6 blocked by rfkill.
+        """
+    public static let options: [LinkOption] = [
+        .value("device", "ADDR|NAME", help: "Address or name (pattern) of a strap; repeatable.", repeatable: true),
+        .value("format", "FORMAT", help: "Output: json (one WearMetrics object per line, default), text (a line for people), none (counts only, for benchmarks)."),
+        .value("interval", "S", help: "Aggregate heart rate per device over S seconds (like streamHR(interval:))."),
+        .value("hrv-window", "S", help: "RMSSD window in seconds (SDNN uses max(S, 300)); default: 60."),
+        .value("adapter", "hciN", help: "Adapter to use (hci0...); default: every adapter."),
+        .value("notify", "METHOD", help: "Notifications via acquire (AcquireNotify, default) or start (StartNotify)."),
+        .value("duration", "S", help: "Stop after S seconds; default: until Ctrl-C."),
+        .value("bus", "BUS", help: "Bus: system (honours DBUS_SYSTEM_BUS_ADDRESS) or a D-Bus address (default: system)."),
+        .value("max-per-adapter", "N", help: "Connection slots per adapter to start from; default: 7."),
+        .value("gather-ms", "MS", help: "AcquireNotify: when notifications come densely, let them gather up to this many ms per wake-up (less CPU, at most this much delay); 0 hands each over at once; default: 8."),
+    ]
 
-    @Option(name: .customLong("device"), help: "Address or name (pattern) of a strap; repeatable.")
-    var devices: [String] = []
+    let devices: [String]
+    let format: StdoutRecordSink.Format
+    let interval: Double?
+    let hrvWindow: Double
+    let adapter: String?
+    let notify: NotifyMethod
+    let duration: Double?
+    let bus: String
+    let maxPerAdapter: Int
+    let gatherMilliseconds: Double
 
-    @Option(help: "Output: json (one WearMetrics object per line), text (a line for people), none (counts only, for benchmarks).")
-    var format: String = "json"
-
-    @Option(help: "Aggregate heart rate per device over S seconds (like streamHR(interval:)).")
-    var interval: Double?
-
-    @Option(name: .customLong("hrv-window"), help: "RMSSD window in seconds (SDNN uses max(S, 300)).")
-    var hrvWindow: Double = 60
-
-    @Option(help: "Adapter to use (hci0...); default: every adapter.")
-    var adapter: String?
-
-    @Option(help: "Notifications via acquire (AcquireNotify, default) or start (StartNotify).")
-    var notify: String = "acquire"
-
-    @Option(help: "Stop after S seconds; default: until Ctrl-C.")
-    var duration: Double?
-
-    @Option(help: "Bus: system (honours DBUS_SYSTEM_BUS_ADDRESS) or a D-Bus address.")
-    var bus = "system"
-
-    @Option(help: "Connection slots per adapter to start from.")
-    var maxPerAdapter = 7
-
-    @Option(name: .customLong("gather-ms"),
-            help: "AcquireNotify: when notifications come densely, let them gather up to this many ms per wake-up (less CPU, at most this much delay); 0 hands each over at once.")
-    var gatherMilliseconds: Double = 8
-
-    public init() {}
-
-    public func validate() throws {
-        guard !devices.isEmpty else { throw ValidationError("give at least one --device ADDRESS or NAME") }
-        guard StdoutRecordSink.Format(rawValue: format) != nil else { throw ValidationError("--format must be json, text or none") }
-        guard NotifyMethod(rawValue: notify) != nil else { throw ValidationError("--notify must be acquire or start") }
-        if let interval, interval <= 0 { throw ValidationError("--interval must be positive") }
-        if hrvWindow < 10 { throw ValidationError("--hrv-window must be at least 10 seconds") }
-        if let duration, duration <= 0 { throw ValidationError("--duration must be positive") }
-        if !(0...1000).contains(gatherMilliseconds) { throw ValidationError("--gather-ms must be between 0 and 1000") }
+    public init(_ arguments: LinkArguments) throws(LinkUsageError) {
+        devices = arguments.strings("device")
+        guard !devices.isEmpty else { throw LinkUsageError("give at least one --device ADDRESS or NAME") }
+        guard let format = StdoutRecordSink.Format(rawValue: arguments.string("format") ?? "json") else {
+            throw LinkUsageError("--format must be json, text or none")
+        }
+        self.format = format
+        guard let notify = NotifyMethod(rawValue: arguments.string("notify") ?? "acquire") else {
+            throw LinkUsageError("--notify must be acquire or start")
+        }
+        self.notify = notify
+        interval = try arguments.double("interval")
+        if let interval, interval <= 0 { throw LinkUsageError("--interval must be positive") }
+        hrvWindow = try arguments.double("hrv-window") ?? 60
+        if hrvWindow < 10 { throw LinkUsageError("--hrv-window must be at least 10 seconds") }
+        duration = try arguments.double("duration")
+        if let duration, duration <= 0 { throw LinkUsageError("--duration must be positive") }
+        gatherMilliseconds = try arguments.double("gather-ms") ?? 8
+        if !(0...1000).contains(gatherMilliseconds) { throw LinkUsageError("--gather-ms must be between 0 and 1000") }
+        maxPerAdapter = try arguments.int("max-per-adapter") ?? 7
+        if maxPerAdapter < 1 { throw LinkUsageError("--max-per-adapter must be at least 1") }
+        adapter = arguments.string("adapter")
+        bus = arguments.string("bus") ?? "system"
     }
 
-    public func run() async throws {
-        try await ScanFailure.reported("stream") { try await stream() }
+    public func run() async -> Int32 {
+        await ScanFailure.reported("stream") { try await stream() }
     }
 
     private func stream() async throws {
@@ -82,13 +85,13 @@ public struct StreamCommand: AsyncParsableCommand, Sendable {
         var config = LinkConfiguration()
         config.adapters = adapter.map { [$0] } ?? []
         config.selection = DeviceSelection(mode: .list, allow: devices.map { DeviceSelection.isAddress($0) ? $0.uppercased() : $0 })
-        config.notify = NotifyMethod(rawValue: notify)!
+        config.notify = notify
         config.maxPerAdapter = maxPerAdapter
         config.notifyGather = .microseconds(Int64(gatherMilliseconds * 1000))
         config.hrv = HRVEngineConfiguration(rmssdWindow: hrvWindow, sdnnWindow: max(hrvWindow, 300))
         config.jitterSeed = UInt64(truncatingIfNeeded: getpid())
 
-        let output = StdoutRecordSink(format: StdoutRecordSink.Format(rawValue: format)!)
+        let output = StdoutRecordSink(format: format)
         let aggregator = interval.map { IntervalAggregator(next: output, interval: $0) }
         let manager = try StrapManager(connection: connection, configuration: config, sink: aggregator ?? output)
         let events = manager.events()

@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: MIT
+import LinkCommands
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -11,17 +12,23 @@ import Glibc
 /// pages, against about 12 in an executable that links only the stream path. `exec`
 /// keeps the process id, arguments, descriptors and signals, so callers see no
 /// difference. Without the lean binary (or with `BLEGATE_IN_PROCESS=1`) the commands
-/// run here: they are linked in both.
+/// run here, through the same entry point: they are linked in both.
 enum StreamHandover {
     static let commands: Set<String> = ["scan", "stream"]
     static let executable = "blegate-stream"
 
-    static func execIfLinkCommand() {
+    /// Returns only when the command line is not `scan` or `stream` (or help for them).
+    static func runIfLinkCommand() {
         let args = CommandLine.arguments
-        guard args.count >= 2, commands.contains(args[1]), getenv("BLEGATE_IN_PROCESS") == nil,
-              let path = leanExecutable() else { return }
-        execv(path, CommandLine.unsafeArgv)
-        // Only reached when exec failed: run in this process instead.
+        if args.count == 3, args[1] == "help", commands.contains(args[2]) {
+            LinkMain.main(Array(args.dropFirst()))
+        }
+        guard args.count >= 2, commands.contains(args[1]) else { return }
+        if getenv("BLEGATE_IN_PROCESS") == nil, let path = leanExecutable() {
+            execv(path, CommandLine.unsafeArgv)
+            // Only reached when exec failed: run in this process instead.
+        }
+        LinkMain.main(Array(args.dropFirst()))
     }
 
     /// Beside this executable (a build directory, /usr/local/bin), or in

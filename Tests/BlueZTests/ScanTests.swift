@@ -218,6 +218,27 @@ struct ScanCommandTests {
         let (out, status) = await Self.shell("'\(Self.binary)' scan --bus 'unix:path=/nonexistent/blegate-bus' --timeout 5 2>&1")
         #expect(status == 2, "\(out)")
     }
+
+    @Test("option errors exit 64 with the usage line; help exits 0; the same in blegate-stream and in blegate")
+    func commandLine() async throws {
+        let dir = String(Self.binary[..<Self.binary.lastIndex(of: "/")!])
+        let runs = ["'\(dir)/blegate-stream'", "BLEGATE_IN_PROCESS=1 '\(Self.binary)'", "'\(Self.binary)'"]
+        for run in runs {
+            var (out, status) = await Self.shell("\(run) scan --timeout 0 2>&1")
+            #expect(status == 64 && out.contains("Error: --timeout must be positive") && out.contains("Usage: blegate scan"), "\(run): \(out)")
+            (out, status) = await Self.shell("\(run) stream --device 2>&1")
+            #expect(status == 64 && out.contains("missing value for '--device <ADDR|NAME>'"), "\(run): \(out)")
+            (out, status) = await Self.shell("\(run) stream --device X --speed 3 2>&1")
+            #expect(status == 64 && out.contains("unknown option '--speed'"), "\(run): \(out)")
+            (out, status) = await Self.shell("\(run) stream --help")
+            #expect(status == 0 && out.contains("--gather-ms <MS>") && out.contains("OVERVIEW: Connect to heart-rate straps"), "\(run): \(out)")
+            (out, status) = await Self.shell("\(run) help scan")
+            #expect(status == 0 && out.contains("--json") && out.contains("USAGE: blegate scan"), "\(run): \(out)")
+        }
+        // blegate's own list still names both.
+        let (out, status) = await Self.shell("'\(Self.binary)' --help")
+        #expect(status == 0 && out.contains("scan") && out.contains("Connect to heart-rate straps"), "\(out)")
+    }
 }
 
 extension DeviceModel {
