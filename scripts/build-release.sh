@@ -13,7 +13,11 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 command -v swift >/dev/null 2>&1 || export PATH="/opt/swift/usr/bin:$PATH"
+# Every function in a section of its own (Swift and C, ours and the packages'): without
+# it each object file's code is one .text section, which the linker can only move whole,
+# so the symbol order below placed barely a third of the functions it names.
 flags=(-c release --static-swift-stdlib --scratch-path .build-static
+       -Xswiftc -Xfrontend -Xswiftc -function-sections -Xcc -ffunction-sections -Xcc -fdata-sections
        -Xlinker --version-script="$PWD/scripts/release-symbols.map")
 glibc="$(getconf GNU_LIBC_VERSION 2>/dev/null | awk '{print $2}')"
 if [ "${BLEGATE_PLAIN_RELOCS:-0}" != 1 ] && command -v ld.lld >/dev/null 2>&1 \

@@ -205,7 +205,10 @@ func isAdapterName(_ s: String) -> Bool {
 func isHTTPURL(_ s: String) -> Bool {
     let rest: Substring
     if s.hasPrefix("https://") { rest = s.dropFirst(8) } else if s.hasPrefix("http://") { rest = s.dropFirst(7) } else { return false }
-    guard !s.contains(" ") else { return false }
+    // Bytes, not `contains(" ")`: with Foundation imported anywhere in the module that
+    // resolves to NSString's locale-aware search, which pages in CoreFoundation's Unicode
+    // tables for the life of `blegate run` (docs/run.md, "Memory").
+    guard !s.utf8.contains(UInt8(ascii: " ")) else { return false }
     let host = rest.prefix { $0 != "/" && $0 != "?" && $0 != "#" }
     let hostOnly = host.hasPrefix("[") ? host : host.split(separator: ":", maxSplits: 1).first ?? ""
     return !hostOnly.isEmpty

@@ -6,6 +6,7 @@ import AsyncHTTPClient
 import GATT
 import NIOCore
 import NIOHTTP1
+import NIOPosix
 import Outbox
 import WearMetrics
 
@@ -59,10 +60,15 @@ public final class BackendClient: Sendable {
             // Fail a refused connection at once: the engine does its own backoff, and its
             // status should say "unreachable", not "timed out" after the pool retried quietly.
             configuration.connectionPool.retryConnectionEstablishment = false
-            self.http = HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: configuration)
+            self.http = HTTPClient(eventLoopGroup: Self.eventLoop, configuration: configuration)
             self.ownsHTTPClient = true
         }
     }
+
+    /// The one event loop thread every client of the process shares. A gateway talks to one
+    /// backend over one connection at a time; the default group has a thread per core, each
+    /// with its stack, its malloc arena and 190 KB of task buffers (heaptrack), for nothing.
+    private static let eventLoop = MultiThreadedEventLoopGroup(numberOfThreads: 1)
 
     /// Closes the client's connections; only needed when it made its own HTTP client.
     public func shutdown() async throws {
