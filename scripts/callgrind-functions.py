@@ -4,11 +4,11 @@
 
     scripts/callgrind-functions.py PROFILE BINARY
 
-PROFILE must be written with --dump-instr=yes --compress-pos=no --compress-strings=no.
-Callgrind's function names (fn=) leave out code it attributes to another function (on
-`blegate-stream --help`, 212 of the 512 functions that executed, the Swift runtime's
-conformance look-ups among them), so every executed instruction address of BINARY is
-looked up in its symbol table as well, and the union is printed. Used by
+PROFILE must be written with --dump-instr=yes --compress-pos=no --compress-strings=no
+--demangle=no. A function is listed when callgrind names it (fn=) and the binary defines
+that name, or when one of its instructions executed (the address looked up in BINARY's
+symbol table), which also lists code callgrind credits to an alias of another name. On
+`blegate-stream stream --help` the two ways agree on all but 2 of 516 functions. Used by
 scripts/gen-symbol-order.sh.
 """
 import bisect

@@ -108,27 +108,32 @@ def main():
     sym_addrs = [s[0] for s in syms]
     sec_addrs = [s[0] for s in secs]
 
-    # The executable's mappings: bias = where vaddr 0 is mapped.
+    # The executable's mappings, each with its own bias (runtime address - vaddr): the
+    # segments' file offsets and virtual addresses differ by a different amount each.
     exe = [m for m in maps if m[4] == binary]
-    bias = None
-    for start, end, perms, off, path in exe:
-        for s_off, s_vaddr, filesz, memsz in segs:
-            if s_off // PAGE * PAGE == off // PAGE * PAGE or s_off <= off < s_off + max(filesz, 1):
-                bias = start - (s_vaddr - s_off + off)
-                break
-        if bias is not None:
-            break
-    if bias is None:
-        print("cannot place the executable's segments", file=sys.stderr)
+    if not exe:
+        print("cannot find the executable's mappings", file=sys.stderr)
         return 1
-    # The .bss and other anonymous memory right after the last segment belong to the binary too.
+
+    def bias_of(start, off):
+        for s_off, s_vaddr, filesz, memsz in segs:
+            if s_off // PAGE * PAGE <= off < s_off + max(filesz, 1):
+                return start - (s_vaddr - s_off + off)
+        return None
+
+    # .bss and the rest of the last segment are anonymous, right after its mapping.
     lo = min(m[0] for m in exe)
-    hi = max(s_vaddr + memsz for _, s_vaddr, _, memsz in segs) + bias
+    last = max(exe, key=lambda m: m[0])
+    last_bias = bias_of(last[0], last[3])
+    hi = max(s_vaddr + memsz for _, s_vaddr, _, memsz in segs) + (last_bias or 0)
     by_section = collections.Counter()
     by_module = collections.Counter()
     by_symbol = collections.Counter()
     for start, end, perms, off, path in maps:
         if end <= lo or start >= hi:
+            continue
+        bias = bias_of(start, off) if path == binary else last_bias
+        if bias is None:
             continue
         for page in resident(pid, start, end):
             v = page - bias
