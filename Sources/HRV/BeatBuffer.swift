@@ -56,12 +56,6 @@ struct BeatQueue: Sendable {
         }
     }
 
-    mutating func removeAll() {
-        removed += count
-        head = 0
-        count = 0
-    }
-
     /// Logical index of the first beat ending after `time` (binary search; times are sorted).
     func firstIndex(after time: Double) -> Int {
         var lo = 0, hi = count

@@ -46,17 +46,17 @@ struct BeatQueueTests {
         #expect(q[q.endIndex - 1].rr == model.last?.rr)
     }
 
-    @Test("removeAll empties it; the next beats start a fresh front")
-    func removeAllKeepsIndexesMonotonic() {
+    @Test("Emptied by eviction, it takes new beats at the next logical index; a beat is 24 bytes")
+    func emptiedByEviction() {
         var q = BeatQueue()
+        #expect(q.isEmpty && q.last == nil && q.firstIndex(after: 0) == q.endIndex)
         for k in 1...40 { q.append(ClassifiedBeat(time: Double(k), rr: 1000, segment: 0, beatClass: .normal)) }
-        q.removeEnded(atOrBefore: 25)
+        q.removeEnded(atOrBefore: 40)
         let before = q.endIndex
-        q.removeAll()
         #expect(q.isEmpty && q.last == nil)
         #expect(q.firstIndex(after: -.infinity) == q.endIndex)
         q.append(ClassifiedBeat(time: 100, rr: 900, segment: 1, beatClass: .long))
-        #expect(q.endIndex == before + 1)
+        #expect(q.endIndex == before + 1 && q.count == 1)
         #expect(q[q.endIndex - 1].beatClass == .long && q[q.endIndex - 1].segment == 1)
         #expect(MemoryLayout<ClassifiedBeat>.stride == 24)
     }
