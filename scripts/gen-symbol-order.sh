@@ -26,12 +26,9 @@ source scripts/simulated-gym.sh
 simulated_gym "$bin/blegate" "$backend_bin" order \
     --straps 10 --adapters 2 --rate 2 --seed 5 --malformed-rate 0.02 --link-loss-every 15
 
-# Instruction addresses in the profile: scripts/callgrind-functions.py names every function
-# that executed from them (callgrind's own function names miss about a third).
-profile_flags=(--dump-instr=yes --compress-pos=no --compress-strings=no --demangle=no)
 grind() { # output file, then the command
     local out=$1; shift
-    valgrind --tool=callgrind --callgrind-out-file="$out" "${profile_flags[@]}" "$@"
+    valgrind --tool=callgrind --callgrind-out-file="$out" --dump-instr=no --demangle=no "$@"
 }
 # Valgrind 3.19 cannot read these binaries' DWARF 5; it needs only the symbol table.
 for b in blegate blegate-stream; do strip --strip-debug -o "$work/$b" "$bin/$b"; done
@@ -41,9 +38,9 @@ grind "$work/stream.cg" "$work/blegate-stream" stream --bus "$bus" --device '*' 
     --interval 5 --duration "$seconds" > /dev/null 2> "$work/stream.err"
 
 # run sees a gym closer to the one it is measured in (scripts/bench-rss.sh): more straps on
-# more adapters, for longer, with status asked every 30 s. Every function run executes
-# that the list lacks costs a whole page-cache folio of resident code (64 KiB and more):
-# session 6 found 7.8 MiB of run's resident code in such places after a 40 s list.
+# more adapters, for longer, with status asked every 30 s, so that code it runs only there
+# is listed too (each function missing from the list keeps 64 KiB or more of code
+# resident around it).
 for p in "${pids[@]}"; do kill -TERM "$p" 2>/dev/null || true; done
 wait "${pids[@]}" 2>/dev/null || true
 pids=()
@@ -53,7 +50,7 @@ gateway_config order '[bluetooth]' 'max_per_adapter = 7'
 run_seconds=$(( seconds * 4 ))
 echo "gen-symbol-order: blegate run under callgrind for $run_seconds s" >&2
 # Not through grind(): $! must be valgrind itself, so that SIGTERM reaches blegate run.
-valgrind --tool=callgrind --callgrind-out-file="$work/run.cg" "${profile_flags[@]}" \
+valgrind --tool=callgrind --callgrind-out-file="$work/run.cg" --dump-instr=no --demangle=no \
     "$work/blegate" run --config "$work/blegate.toml" --bus "$bus" > "$work/run.log" 2>&1 &
 run=$!
 for _ in $(seq 1 $(( run_seconds / 30 ))); do
@@ -64,8 +61,11 @@ sleep $(( run_seconds % 30 ))
 kill -0 "$run" 2>/dev/null || { echo "gen-symbol-order: blegate run under valgrind ended early:" >&2; tail -20 "$work/run.log" >&2; exit 1; }
 kill -TERM "$run"; wait "$run" || true
 
-# The functions each binary executed: the stream's first, then the rest of run's.
-python3 scripts/callgrind-functions.py "$work/stream.cg" "$work/blegate-stream" > "$work/stream.order"
-python3 scripts/callgrind-functions.py "$work/run.cg" "$work/blegate" | comm -23 - "$work/stream.order" > "$work/run.order"
+# Function names callgrind saw (fn= and cfn= lines name a function the first time), kept
+# when one of the two binaries defines them: the stream's first, then the rest of run's.
+names() { grep -oE '^c?fn=\([0-9]+\) .+' "$1" | sed -E 's/^c?fn=\([0-9]+\) //' | sort -u; }
+defined() { nm --defined-only "$1" | awk '$2 ~ /^[tTwW]$/ {print $3}' | sort -u; }
+comm -12 <(names "$work/stream.cg") <(defined "$bin/blegate-stream") > "$work/stream.order"
+comm -12 <(names "$work/run.cg") <(defined "$bin/blegate") | comm -23 - "$work/stream.order" > "$work/run.order"
 cat "$work/stream.order" "$work/run.order" > scripts/symbol-order.txt
 echo "gen-symbol-order: scripts/symbol-order.txt: $(wc -l < "$work/stream.order") functions of stream, $(wc -l < "$work/run.order") more of run" >&2
