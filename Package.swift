@@ -151,7 +151,8 @@ let package = Package(
         .testTarget(name: "DBusTests", dependencies: ["DBus"]),
         .testTarget(name: "HCITests", dependencies: ["HCI"]),
         .testTarget(name: "GATTTests", dependencies: ["GATT"]),
-        .testTarget(name: "HRVTests", dependencies: ["HRV"], resources: [.copy("Fixtures")]),
+        // LinkPolicy for its seeded generator (JitterSource), which the property tests use.
+        .testTarget(name: "HRVTests", dependencies: ["HRV", "LinkPolicy"], resources: [.copy("Fixtures")]),
         .testTarget(name: "WearMetricsTests", dependencies: ["WearMetrics"]),
         .testTarget(name: "SimulatorTests", dependencies: ["Simulator", "DBus", "GATT", "BlegateTestSupport"]),
         .testTarget(name: "BlueZTests", dependencies: ["BlueZ", "Simulator", "DBus", "BlegateTestSupport"]),

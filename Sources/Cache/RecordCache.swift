@@ -43,9 +43,10 @@ public final class RecordCache: Sendable {
         var config = Configuration()
         config.busyMode = .timeout(TimeInterval(options.busyTimeout.cacheSeconds))
         config.label = "blegate-cache"
-        // Two readers are enough (status, export and sync read; the gateway has no
-        // more concurrent readers), and each connection has its own page cache.
-        config.maximumReaderCount = 2
+        // One reader: in `blegate run` the sync engine, the status server and retention
+        // read, seldom at once and briefly (export and the cache commands are processes
+        // of their own), while each connection keeps a page cache of its own (below).
+        config.maximumReaderCount = 1
         config.prepareDatabase { db in
             try db.execute(sql: "PRAGMA synchronous = FULL")
             // 512 KiB of page cache per connection. Each connection's cache fills as the

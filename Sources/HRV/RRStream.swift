@@ -99,7 +99,7 @@ public struct RRStream: Sendable {
 
     private mutating func classifyPending(at index: Int) {
         let cls = classify(index)
-        classified.append(ClassifiedBeat(time: recentTimes[index], rr: recent[index], segment: segment, beatClass: cls))
+        classified.append(time: recentTimes[index], rr: recent[index], segment: segment, beatClass: cls)
     }
 
     private func classify(_ index: Int) -> BeatClass {
@@ -127,32 +127,42 @@ public struct RRStream: Sendable {
         var beats = 0, artifacts = 0
         var rrSum = 0.0
         var previousAccepted = false
-        var previousSegment = -1
         let start = end - seconds
 
-        func visit(_ rr: Double, _ time: Double, _ seg: Int, _ cls: BeatClass) {
-            guard time > start, time <= end + slack else { return }
+        /// `continues`: the beat before it in the visit is of the same segment.
+        func visit(_ rr: Double, _ time: Double, _ continues: Bool, _ cls: BeatClass) -> Bool {
+            guard time > start, time <= end + slack else { return false }
             beats += 1
             rrSum += rr
             if cls.isArtifact {
                 artifacts += 1
                 previousAccepted = false
             } else {
-                acc.add(rr, continuesPrevious: previousAccepted && previousSegment == seg)
+                acc.add(rr, continuesPrevious: previousAccepted && continues)
                 previousAccepted = true
             }
-            previousSegment = seg
+            return true
         }
 
+        // `linked`: the next beat is of the same segment as the last one visited.
+        var linked = false
         var i = classified.firstIndex(after: start)
         while i < classified.endIndex {
             let b = classified[i]
             if b.time > end + slack { break }
-            visit(b.rr, b.time, b.segment, b.beatClass)
+            linked = linked && b.continuesPrevious
+            if visit(b.rr, b.time, linked, b.beatClass) { linked = true }
             i += 1
         }
+        // On through the classified beats not visited, to the newest one, which is of the
+        // current segment (that of the pending beats) or not.
+        while linked && i < classified.endIndex {
+            linked = classified[i].continuesPrevious
+            i += 1
+        }
+        linked = linked && classified.tailSegment == segment
         for p in pendingStart..<recent.count {
-            visit(recent[p], recentTimes[p], segment, classify(p))
+            if visit(recent[p], recentTimes[p], linked, classify(p)) { linked = true }
         }
         let td = acc.result
         let fraction = beats > 0 ? Double(artifacts) / Double(beats) : 0
