@@ -31,6 +31,38 @@ if [ "${BLEGATE_SHARED_LIBSTDCXX:-0}" != 1 ] && [ -f "$stdcxx" ]; then
     ln -sf "$stdcxx" .build-static/libstdcxx/libstdc++.a
     flags+=(-Xswiftc -Xclang-linker -Xswiftc "-L$PWD/.build-static/libstdcxx")
 fi
+# libdbus-1, SQLite and zlib from their static archives (libdbus-1-dev, libsqlite3-dev and
+# zlib1g-dev ship them), found the same way: linked in, their hot functions join the
+# symbol order below instead of faulting in 64 KiB windows of three more libraries, and
+# libdbus no longer drags in libsystemd and its five libraries for socket activation,
+# which only a bus daemon uses (scripts/libdbus-no-systemd.c). Side by side at 150 s with
+# 50 straps: see docs/run.md, "Memory (session 7)". libdbus is dual-licensed AFL-2.1 or
+# GPL-2+; linked under the AFL, as SQLite (public domain) and zlib (zlib licence) allow.
+# BLEGATE_SHARED_SYSLIBS=1 links the shared libraries instead.
+cc_bin="$(command -v gcc || command -v cc || command -v clang || true)"
+dbus_pc="$(pkg-config --variable=pcfiledir dbus-1 2>/dev/null || true)/dbus-1.pc"
+if [ "${BLEGATE_SHARED_SYSLIBS:-0}" != 1 ] && [ -n "$cc_bin" ]; then
+    rm -rf .build-static/syslibs
+    mkdir -p .build-static/syslibs/pkgconfig
+    for lib in dbus-1 sqlite3 z; do
+        archive="$("$cc_bin" -print-file-name="lib$lib.a" 2>/dev/null || true)"
+        [ -f "$archive" ] || continue
+        # libdbus needs the two stand-ins, and its pkg-config file rewritten: CDBus names
+        # the package dbus-1, whose -L of the system's library directory would otherwise
+        # come first and find the shared library.
+        if [ "$lib" = dbus-1 ]; then
+            [ -f "$dbus_pc" ] || continue
+            "$cc_bin" -O2 -fPIC -ffunction-sections -c scripts/libdbus-no-systemd.c \
+                -o .build-static/syslibs/no-systemd.o || continue
+            sed -e "s|^Libs:.*|Libs: -L$PWD/.build-static/syslibs -ldbus-1|" -e '/^Libs.private:/d' \
+                "$dbus_pc" > .build-static/syslibs/pkgconfig/dbus-1.pc
+            export PKG_CONFIG_PATH="$PWD/.build-static/syslibs/pkgconfig${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH}"
+            flags+=(-Xlinker "$PWD/.build-static/syslibs/no-systemd.o")
+        fi
+        ln -sf "$archive" ".build-static/syslibs/lib$lib.a"
+    done
+    flags+=(-Xswiftc -Xclang-linker -Xswiftc "-L$PWD/.build-static/syslibs")
+fi
 glibc="$(getconf GNU_LIBC_VERSION 2>/dev/null | awk '{print $2}')"
 if [ "${BLEGATE_PLAIN_RELOCS:-0}" != 1 ] && command -v ld.lld >/dev/null 2>&1 \
     && [ -n "$glibc" ] && printf '2.36\n%s\n' "$glibc" | sort -V -C; then
@@ -38,12 +70,13 @@ if [ "${BLEGATE_PLAIN_RELOCS:-0}" != 1 ] && command -v ld.lld >/dev/null 2>&1 \
     # Identical functions folded into one (as Apple's linker does for Swift by default):
     # Swift emits weak copies of value witnesses and other helpers in every object file
     # that needs them. Folding shrank .text by 1.2 MiB and the peak RSS of `blegate run`
-    # at 2 minutes from 26.5 to 25.6 MiB (session 6). What the order cannot reach still:
-    # code with no symbol (key path helpers and other local functions in sections named
-    # .L...), 62 of 153 code page faults of `blegate run` (perf record -e page-faults -d).
+    # at 2 minutes from 26.5 to 25.6 MiB (session 6).
     flags+=(-Xlinker --icf=all)
     # The functions stream and run execute, first and together in .text
     # (scripts/gen-symbol-order.sh made the list; names it lacks are placed after).
+    # Functions with no symbol, which the order cannot name, together just before it
+    # (scripts/release-layout.ld): 2.2 MiB less at 150 s with 50 straps (session 7).
+    flags+=(-Xlinker -T -Xlinker "$PWD/scripts/release-layout.ld")
     if [ -s scripts/symbol-order.txt ]; then
         flags+=(-Xlinker --symbol-ordering-file="$PWD/scripts/symbol-order.txt" -Xlinker --no-warn-symbol-ordering)
     fi
