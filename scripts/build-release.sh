@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 # The release build that ships: `blegate` and `blegate-stream` (which `blegate` hands scan
-# and stream to), with the Swift runtime linked in (--static-swift-stdlib), so the target
-# needs only system libraries. Built in .build-static, apart from the debug build's flags.
+# and stream to), with the Swift runtime linked in (--static-swift-stdlib), and libstdc++,
+# libdbus-1, SQLite and zlib as well (below), so the target needs only glibc (libc, libm)
+# and libgcc_s. Built in .build-static, apart from the debug build's flags.
 # Prints the directory that holds both binaries on its last line. The binaries export no
 # symbols of their own (scripts/release-symbols.map).
 #   scripts/build-release.sh [extra swift build flags]
@@ -84,7 +85,14 @@ fi
 # Link afresh every time: SwiftPM does not see a changed symbol-order.txt.
 out="$(swift build "${flags[@]}" "$@" --show-bin-path)"
 rm -f "$out/blegate" "$out/blegate-stream"
+# BLEGATE_LINK_MAP=DIR writes lld's map of each binary to DIR/PRODUCT.map (the input
+# section behind every address, for scripts/fault-map.py); the layout is the same.
 for product in blegate blegate-stream; do
-    swift build "${flags[@]}" --product "$product" "$@" >&2
+    map=()
+    if [ -n "${BLEGATE_LINK_MAP:-}" ]; then
+        mkdir -p "$BLEGATE_LINK_MAP"
+        map=(-Xlinker "-Map=$(cd "$BLEGATE_LINK_MAP" && pwd)/$product.map")
+    fi
+    swift build "${flags[@]}" --product "$product" "${map[@]}" "$@" >&2
 done
 echo "$out"

@@ -15,11 +15,19 @@ cd "$(dirname "$0")/.."
 realbluez=${REALBLUEZ:-../shared/realbluez}
 [ -x "$realbluez/run-hr-demo.sh" ] || { echo "realbluez-check: $realbluez/run-hr-demo.sh not found" >&2; exit 2; }
 [ "$(id -u)" -eq 0 ] || { echo "realbluez-check: needs root (the VM reads /boot/vmlinuz-*)" >&2; exit 2; }
-BLEGATE_SKIP_BUILD=1 scripts/setup.sh
-command -v swift >/dev/null 2>&1 || export PATH="/opt/swift/usr/bin:$PATH"
-swift build --product blegate
-swift build --product blegate-stream
-bin="$(swift build --show-bin-path)/blegate"
+# BLEGATE_BIN=DIR/blegate checks those binaries (blegate-stream beside it) instead of the
+# debug build: the shipped build of scripts/build-release.sh, for one.
+if [ -n "${BLEGATE_BIN:-}" ]; then
+    bin="$(realpath "$BLEGATE_BIN")"
+    [ -x "$bin" ] && [ -x "$(dirname "$bin")/blegate-stream" ] \
+        || { echo "realbluez-check: no $bin with blegate-stream beside it" >&2; exit 2; }
+else
+    BLEGATE_SKIP_BUILD=1 scripts/setup.sh
+    command -v swift >/dev/null 2>&1 || export PATH="/opt/swift/usr/bin:$PATH"
+    swift build --product blegate
+    swift build --product blegate-stream
+    bin="$(swift build --show-bin-path)/blegate"
+fi
 
 out=$(mktemp -d /tmp/blegate-realbluez.XXXXXX)
 RB_OUT="$out" CLIENT_TIMEOUT=200 "$realbluez/run-hr-demo.sh" -- bash "$PWD/scripts/realbluez-guest.sh" "$bin" || true
