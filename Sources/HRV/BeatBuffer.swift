@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 
 /// A classified beat as the queue hands it out.
-struct ClassifiedBeat: Sendable, Equatable {
+struct ClassifiedBeat: Sendable {
     /// Time the beat ended (seconds, caller's epoch).
     var time: Double
     var rr: Double
