@@ -20,50 +20,47 @@ command -v swift >/dev/null 2>&1 || export PATH="/opt/swift/usr/bin:$PATH"
 flags=(-c release --static-swift-stdlib --scratch-path .build-static
        -Xswiftc -Xfrontend -Xswiftc -function-sections -Xcc -ffunction-sections -Xcc -fdata-sections
        -Xlinker --version-script="$PWD/scripts/release-symbols.map")
-# libstdc++ linked in as well: the static Swift runtime's link arguments name -lstdc++,
-# which finds the shared library first, and a process that maps it keeps 1.4 MiB of it
-# resident (relocations, locale set-up) for the few functions the runtime calls. A
-# directory holding only libstdc++.a, searched before the compiler's own, makes that
-# -lstdc++ the archive: only what is called is linked, in the order below. (The GCC
-# Runtime Library Exception allows this for any licence.)
-stdcxx="$(gcc -print-file-name=libstdc++.a 2>/dev/null || true)"
-if [ "${BLEGATE_SHARED_LIBSTDCXX:-0}" != 1 ] && [ -f "$stdcxx" ]; then
-    mkdir -p .build-static/libstdcxx
-    ln -sf "$stdcxx" .build-static/libstdcxx/libstdc++.a
-    flags+=(-Xswiftc -Xclang-linker -Xswiftc "-L$PWD/.build-static/libstdcxx")
-fi
-# libdbus-1, SQLite and zlib from their static archives (libdbus-1-dev, libsqlite3-dev and
-# zlib1g-dev ship them), found the same way: linked in, their hot functions join the
-# symbol order below instead of faulting in 64 KiB windows of three more libraries, and
-# libdbus no longer drags in libsystemd and its five libraries for socket activation,
-# which only a bus daemon uses (scripts/libdbus-no-systemd.c). Side by side at 150 s with
-# 50 straps: see docs/run.md, "Memory (session 7)". libdbus is dual-licensed AFL-2.1 or
-# GPL-2+; linked under the AFL, as SQLite (public domain) and zlib (zlib licence) allow.
-# BLEGATE_SHARED_SYSLIBS=1 links the shared libraries instead.
+# Libraries linked from their static archives, each found through a directory holding
+# only the archive, searched before the system's (only what is called is linked, and
+# placed by the symbol order below):
+# - libstdc++: the static Swift runtime's link arguments name -lstdc++, which found the
+#   shared library, and a process that maps it keeps 1.4 MiB of it resident (relocations,
+#   locale set-up) for the few functions the runtime calls. (The GCC Runtime Library
+#   Exception allows this for any licence.) BLEGATE_SHARED_LIBSTDCXX=1 links it shared.
+# - libdbus-1, SQLite and zlib (libdbus-1-dev, libsqlite3-dev and zlib1g-dev ship the
+#   archives): their hot functions join the symbol order instead of faulting in 64 KiB
+#   windows of three more libraries, and libdbus no longer drags in libsystemd and its
+#   five libraries for socket activation, which only a bus daemon uses
+#   (scripts/libdbus-no-systemd.c). Side by side at 150 s with 50 straps: docs/run.md,
+#   "Memory (session 7)". libdbus is dual-licensed AFL-2.1 or GPL-2+; linked under the
+#   AFL, as SQLite (public domain) and zlib (zlib licence) allow.
+#   BLEGATE_SHARED_SYSLIBS=1 links these three shared.
+static_libs=()
+[ "${BLEGATE_SHARED_LIBSTDCXX:-0}" = 1 ] || static_libs+=(stdc++)
+[ "${BLEGATE_SHARED_SYSLIBS:-0}" = 1 ] || static_libs+=(dbus-1 sqlite3 z)
 cc_bin="$(command -v gcc || command -v cc || command -v clang || true)"
 dbus_pc="$(pkg-config --variable=pcfiledir dbus-1 2>/dev/null || true)/dbus-1.pc"
-if [ "${BLEGATE_SHARED_SYSLIBS:-0}" != 1 ] && [ -n "$cc_bin" ]; then
-    rm -rf .build-static/syslibs
-    mkdir -p .build-static/syslibs/pkgconfig
-    for lib in dbus-1 sqlite3 z; do
-        archive="$("$cc_bin" -print-file-name="lib$lib.a" 2>/dev/null || true)"
-        [ -f "$archive" ] || continue
-        # libdbus needs the two stand-ins, and its pkg-config file rewritten: CDBus names
-        # the package dbus-1, whose -L of the system's library directory would otherwise
-        # come first and find the shared library.
-        if [ "$lib" = dbus-1 ]; then
-            [ -f "$dbus_pc" ] || continue
-            "$cc_bin" -O2 -fPIC -ffunction-sections -c scripts/libdbus-no-systemd.c \
-                -o .build-static/syslibs/no-systemd.o || continue
-            sed -e "s|^Libs:.*|Libs: -L$PWD/.build-static/syslibs -ldbus-1|" -e '/^Libs.private:/d' \
-                "$dbus_pc" > .build-static/syslibs/pkgconfig/dbus-1.pc
-            export PKG_CONFIG_PATH="$PWD/.build-static/syslibs/pkgconfig${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH}"
-            flags+=(-Xlinker "$PWD/.build-static/syslibs/no-systemd.o")
-        fi
-        ln -sf "$archive" ".build-static/syslibs/lib$lib.a"
-    done
-    flags+=(-Xswiftc -Xclang-linker -Xswiftc "-L$PWD/.build-static/syslibs")
-fi
+rm -rf .build-static/syslibs .build-static/libstdcxx
+mkdir -p .build-static/syslibs/pkgconfig
+for lib in "${static_libs[@]}"; do
+    [ -n "$cc_bin" ] || break
+    archive="$("$cc_bin" -print-file-name="lib$lib.a" 2>/dev/null || true)"
+    [ -f "$archive" ] || continue
+    # libdbus needs the two stand-ins, and its pkg-config file rewritten: CDBus names the
+    # package dbus-1, whose -L of the system's library directory would otherwise come
+    # first and find the shared library.
+    if [ "$lib" = dbus-1 ]; then
+        [ -f "$dbus_pc" ] || continue
+        "$cc_bin" -O2 -fPIC -ffunction-sections -c scripts/libdbus-no-systemd.c \
+            -o .build-static/syslibs/no-systemd.o || continue
+        sed -e "s|^Libs:.*|Libs: -L$PWD/.build-static/syslibs -ldbus-1|" -e '/^Libs.private:/d' \
+            "$dbus_pc" > .build-static/syslibs/pkgconfig/dbus-1.pc
+        export PKG_CONFIG_PATH="$PWD/.build-static/syslibs/pkgconfig${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH}"
+        flags+=(-Xlinker "$PWD/.build-static/syslibs/no-systemd.o")
+    fi
+    ln -sf "$archive" ".build-static/syslibs/lib$lib.a"
+done
+flags+=(-Xswiftc -Xclang-linker -Xswiftc "-L$PWD/.build-static/syslibs")
 glibc="$(getconf GNU_LIBC_VERSION 2>/dev/null | awk '{print $2}')"
 if [ "${BLEGATE_PLAIN_RELOCS:-0}" != 1 ] && command -v ld.lld >/dev/null 2>&1 \
     && [ -n "$glibc" ] && printf '2.36\n%s\n' "$glibc" | sort -V -C; then
