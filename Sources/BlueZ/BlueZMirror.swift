@@ -15,7 +15,7 @@ public final class BlueZMirror: Sendable {
     public static let busName = "org.bluez"
     static let root: DBusObjectPath = "/org/bluez"
     static let objectManager = "org.freedesktop.DBus.ObjectManager"
-    static let properties = "org.freedesktop.DBus.Properties"
+    public static let properties = "org.freedesktop.DBus.Properties"
 
     /// The three rules, all limited to bluetoothd. ObjectManager signals come from
     /// `/`, so only PropertiesChanged can be narrowed to the `/org/bluez` namespace.

@@ -45,8 +45,14 @@ public struct GatewayConfiguration: Sendable, Equatable {
         /// Addresses (`A0:9E:1A:12:34:56`) or name patterns (`Polar H10*`).
         public var allow: [DevicePattern] = []
         public var deny: [DevicePattern] = []
-        /// Connection slots to start from per adapter (learned downwards on rejections).
-        public var maxPerAdapter = 7
+        /// Most links per adapter (`max_links`): an upper bound; the real limit of each
+        /// adapter is learned from where its connects are refused.
+        public var maxLinks = 32
+        /// `max_links` per adapter name (hci0) or address, overriding `maxLinks`.
+        public var maxLinksByAdapter: [String: Int] = [:]
+        /// Who gets a link first among equals (after straps that cannot be heard by
+        /// advertisement, and paired members).
+        public var priority: [DevicePattern] = []
         public var notify: NotifyMethod = .acquire
         /// HCI reset as a last resort (needs CAP_NET_ADMIN).
         public var adapterReset = false

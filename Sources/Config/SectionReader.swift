@@ -142,9 +142,38 @@ struct SectionReader {
         if let c = try choice("connect", GatewayConfiguration.ConnectPolicy.self) { b.connect = c }
         if let allow = try strings("allow") { b.allow = allow.map(DevicePattern.init) }
         if let deny = try strings("deny") { b.deny = deny.map(DevicePattern.init) }
-        if let n = try int("max_per_adapter", 1...32) { b.maxPerAdapter = n }
+        if let n = try int("max_per_adapter", 1...64) { b.maxLinks = n }
+        try readMaxLinks(into: &b)
+        if let p = try strings("priority") { b.priority = p.map(DevicePattern.init) }
         if let n = try choice("notify", GatewayConfiguration.NotifyMethod.self) { b.notify = n }
         if let r = try bool("adapter_reset") { b.adapterReset = r }
+    }
+
+    /// `max_links = 7` for every adapter, or a table by adapter name or address
+    /// (`max_links = { hci0 = 5, "00:1A:7D:DA:71:13" = 10, default = 7 }`).
+    private func readMaxLinks(into b: inout GatewayConfiguration.Bluetooth) throws(ConfigError) {
+        guard let v = table["max_links"] else { return }
+        let range = 1...64
+        if v.type == .int {
+            b.maxLinks = try int("max_links", range)!
+            return
+        }
+        guard let t = v.table else {
+            throw fail(.wrongType, "max_links", "must be an integer from 1 to 64, or a table of adapter name or address = integer, got \(render(v))")
+        }
+        for key in t.keys.sorted() {
+            let item = t[key]!
+            guard item.type == .int, let n = item.int, range.contains(n) else {
+                throw fail(.outOfRange, "max_links", "\(key) must be an integer from 1 to 64, got \(render(item))")
+            }
+            if key == "default" {
+                b.maxLinks = n
+            } else if isAdapterName(key) || DevicePattern.isAddress(key) {
+                b.maxLinksByAdapter[DevicePattern.isAddress(key) ? key.uppercased() : key] = n
+            } else {
+                throw fail(.badValue, "max_links", "keys must be adapter names (hci0), adapter addresses or default, got \"\(key)\"")
+            }
+        }
     }
 
     func read(into h: inout GatewayConfiguration.HRV) throws(ConfigError) {

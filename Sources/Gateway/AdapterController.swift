@@ -1,34 +1,33 @@
 // SPDX-License-Identifier: MIT
+import BlueZ
 import DBus
 import LinkPolicy
 
 /// One adapter's shared resources: its connect turn (one Connect at a time: controllers
-/// handle one LE create-connection at a time, and a second one makes BlueZ answer
-/// "in progress"), its discovery session (paused during a connect, because scanning while
-/// a link is being set up is the most common cause of `le-connection-abort-by-local`), and
-/// its connection slots.
+/// handle one LE create-connection at a time, and a second one makes BlueZ answer "in
+/// progress"), its discovery session and its health. Discovery keeps running through
+/// connects: straps heard only by advertisement would lose their records in every gap.
+/// How many links it may hold is `LinkScheduler`'s business.
 actor AdapterController {
     let path: DBusObjectPath
     let name: String
-    private let connection: DBusConnection
+    private let adapter: BlueZAdapter
     private let events: @Sendable (LinkEvent) -> Void
 
-    private(set) var slots: ConnectionSlots
     private var busy = false
     private var queue: [CheckedContinuation<Void, Never>] = []
-    /// Someone needs discovery (a wanted device not streaming, or auto mode).
+    /// Someone needs discovery (a wanted device not streaming, advertisement records, auto mode).
     private var wanted = false
     /// Our discovery session is running on bluetoothd.
     private var active = false
     private var filterSet = false
     private(set) var health: AdapterHealth
 
-    init(path: DBusObjectPath, connection: DBusConnection, slots: Int, health: AdapterHealth.Settings,
+    init(path: DBusObjectPath, connection: DBusConnection, health: AdapterHealth.Settings,
          events: @escaping @Sendable (LinkEvent) -> Void) {
         self.path = path
         self.name = String(path.lastElement)
-        self.connection = connection
-        self.slots = ConnectionSlots(configured: slots)
+        self.adapter = BlueZAdapter(connection, path)
         self.events = events
         self.health = AdapterHealth(settings: health)
     }
@@ -72,17 +71,14 @@ actor AdapterController {
     }
 
     private func setPowered(_ on: Bool) async throws(DBusError) {
-        try await connection.call(destination: GATTNames.bluez, path: path, interface: "org.freedesktop.DBus.Properties", member: "Set",
-                                  [.string(GATTNames.adapter), .string("Powered"), .variant(.bool(on))])
+        try await adapter.setPowered(on)
     }
 
     // MARK: Turn
 
-    /// Runs `body` alone among this adapter's turns (connects and discovery changes), with
-    /// discovery paused while it runs when `pauseDiscovery`.
-    func withTurn<T: Sendable>(pauseDiscovery: Bool, _ body: @Sendable () async -> T) async -> T {
+    /// Runs `body` alone among this adapter's turns (connects and discovery changes).
+    func withTurn<T: Sendable>(_ body: @Sendable () async -> T) async -> T {
         await acquire()
-        if pauseDiscovery, active { await setDiscovery(false) }
         let result = await body()
         await reconcileDiscovery()
         release()
@@ -105,21 +101,6 @@ actor AdapterController {
         }
     }
 
-    // MARK: Slots
-
-    func takeSlot() -> Bool {
-        slots.probe(now: WallClock.monotonic())
-        return slots.acquire()
-    }
-
-    func giveSlot() { slots.release() }
-
-    func slotRejected() {
-        let before = slots.limit
-        slots.rejected(at: WallClock.monotonic())
-        if slots.limit != before { events(.slotsLearned(adapter: name, limit: slots.limit)) }
-    }
-
     // MARK: Discovery
 
     func setWanted(_ value: Bool) async {
@@ -139,7 +120,6 @@ actor AdapterController {
     func reset() {
         active = false
         filterSet = false
-        slots = ConnectionSlots(configured: slots.configured)
     }
 
     /// Re-applies the wanted state (after power on, after a restart).
@@ -157,26 +137,44 @@ actor AdapterController {
         do {
             if on {
                 if !filterSet {
-                    try await connection.call(destination: GATTNames.bluez, path: path, interface: GATTNames.adapter,
-                                              member: "SetDiscoveryFilter", [.properties([("Transport", .string("le"))])])
+                    try await adapter.setLEDiscoveryFilter()
                     filterSet = true
                 }
                 do {
-                    try await connection.call(destination: GATTNames.bluez, path: path, interface: GATTNames.adapter, member: "StartDiscovery")
-                } catch where error.name.hasSuffix(".InProgress") {
+                    try await adapter.startDiscovery()
+                } catch where BlueZErrorKind.classify(name: error.name, message: error.message) == .inProgress {
                     // Already ours.
                 }
                 active = true
             } else {
+                try await stopDiscovery()
                 active = false
-                do {
-                    try await connection.call(destination: GATTNames.bluez, path: path, interface: GATTNames.adapter, member: "StopDiscovery")
-                } catch where error.message.contains("No discovery started") {
-                }
             }
         } catch {
             if on { active = false }
             events(.discovery(adapter: name, active: active, error: error.description))
+        }
+    }
+
+    /// bluetoothd answers "in progress" while a request of ours is still pending: the
+    /// session is still on then, so ask again after a moment instead of believing it off.
+    private func stopDiscovery() async throws(DBusError) {
+        var attempt = 0
+        while true {
+            do {
+                try await adapter.stopDiscovery()
+                return
+            } catch {
+                switch BlueZErrorKind.classify(name: error.name, message: error.message) {
+                case .noDiscoveryStarted, .notReady, .doesNotExist:
+                    return
+                case .inProgress where attempt < 10:
+                    attempt += 1
+                    try? await Task.sleep(for: .milliseconds(200))
+                default:
+                    throw error
+                }
+            }
         }
     }
 }

@@ -18,8 +18,21 @@ public struct LinkConfiguration: Sendable {
     public var notify = NotifyMethod.acquire
     /// Per-device override of `notify`, keyed by address (upper case) or name pattern.
     public var notifyOverrides: [String: NotifyMethod] = [:]
-    /// Connection slots per adapter to start from.
-    public var maxPerAdapter = 7
+    /// Upper bound of links per adapter (`max_links`); the real limit is learned below it.
+    public var maxLinks = 32
+    /// Per-adapter bounds by interface name (hci0) or address, overriding `maxLinks`.
+    public var maxLinksByAdapter: [String: Int] = [:]
+    /// How limits are learned and probed.
+    public var linkLimit = LinkLimit.Settings()
+    /// Learned limits across restarts; nil keeps them for this run only.
+    public var limitMemory: (any LinkLimitMemory)?
+    /// Address or name patterns, most important first: the order links go in after
+    /// straps that cannot be heard by advertisement and paired members.
+    public var priority: [String] = []
+    /// Whether a strap (upper-case address) belongs to a paired member.
+    public var isPaired: (@Sendable (String) -> Bool)?
+    /// Records from Polar straps' advertised heart rate while they have no link.
+    public var advertisedRecords = true
     public var backoff = BackoffPolicy()
     /// A link must last this long to reset the backoff (shorter ones are flaps).
     public var stableAfter: Double = 10
@@ -44,6 +57,14 @@ public struct LinkConfiguration: Sendable {
     public var jitterSeed: UInt64 = 0
 
     public init() {}
+
+    func maxLinks(adapter name: String, address: String) -> Int {
+        maxLinksByAdapter[name] ?? maxLinksByAdapter[address.uppercased()] ?? maxLinks
+    }
+
+    func priorityRank(address: String, name: String?) -> Int? {
+        priority.firstIndex { DeviceSelection.matches($0, address: address, name: name) }
+    }
 
     func notifyMethod(address: String, name: String?) -> NotifyMethod {
         for (pattern, method) in notifyOverrides where DeviceSelection.matches(pattern, address: address, name: name) {

@@ -12,6 +12,7 @@ struct LinkContext: Sendable {
     let pipeline: RecordPipeline
     let configuration: LinkConfiguration
     let adapters: AdapterRegistry
+    let scheduler: LinkScheduler
     let emit: @Sendable (LinkEvent) -> Void
 }
 

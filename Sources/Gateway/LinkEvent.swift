@@ -10,7 +10,14 @@ public enum LinkEvent: Sendable, Equatable {
     case disconnected(address: String, reason: String, retryIn: Double, flapping: Bool)
     case resubscribed(address: String, notify: NotifyMethod)
     case staleCache(address: String)
-    case slotsLearned(adapter: String, limit: Int)
+    /// An adapter is usable, starting from this limit (`learned`: from an earlier refusal).
+    case adapterReady(adapter: String, limit: Int, learned: Bool)
+    /// Refusals showed the adapter's limit (or a probe above it linked: `raised`).
+    case limitLearned(adapter: String, limit: Int, raised: Bool)
+    /// One link above the learned limit is being tried.
+    case limitProbe(adapter: String, limit: Int)
+    /// A followed strap's state changed (logged once per change, not per retry).
+    case stateChanged(address: String, state: LinkState, reason: String?)
     case bluetoothdVanished
     case bluetoothdAppeared
     case discovery(adapter: String, active: Bool, error: String?)
@@ -26,7 +33,11 @@ public enum LinkEvent: Sendable, Equatable {
         case let .disconnected(a, reason, r, f): return "\(a) disconnected (\(reason))" + (f ? ", flapping" : "") + "; reconnecting in \(seconds(r))"
         case let .resubscribed(a, m): return "\(a): notification socket closed, resubscribed via \(m == .acquire ? "AcquireNotify" : "StartNotify")"
         case let .staleCache(a): return "\(a): GATT cache is stale (Heart Rate Measurement missing after resolve); removing the device to rediscover it"
-        case let .slotsLearned(ad, l): return "\(ad): controller refused another link; using \(l) connection slot(s)"
+        case let .adapterReady(ad, l, learned): return "\(ad): ready, up to \(l) link(s)" + (learned ? " (learned earlier)" : " (limit not known yet)")
+        case let .limitLearned(ad, l, raised):
+            return raised ? "\(ad): holds \(l) link(s) (one more than before linked)" : "\(ad): refuses links beyond \(l): its limit is \(l)"
+        case let .limitProbe(ad, l): return "\(ad): trying one more link (\(l))"
+        case let .stateChanged(a, state, reason): return "\(a): \(state.rawValue)" + (reason.map { " (\($0))" } ?? "")
         case .bluetoothdVanished: return "bluetoothd left the bus; waiting for it to come back"
         case .bluetoothdAppeared: return "bluetoothd is on the bus; resuming every device"
         case let .adapterRecovery(ad, action, cause, err):

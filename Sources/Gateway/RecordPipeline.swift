@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: MIT
+import BlueZ
 import GATT
 import HRV
 import Synchronization
@@ -12,6 +13,11 @@ public struct NotificationCounters: Sendable, Hashable {
     public var hrvReports = 0
     public var lastHeartRate: UInt16?
     public var lastBattery: UInt8?
+    /// Records made from advertised heart rate (no link).
+    public var advertised = 0
+    /// Monotonic seconds of the last advertised record and of the last linked heart rate.
+    public var lastAdvertisedAt: Double?
+    public var lastLinkedAt: Double?
 }
 
 /// Decoding, normalization and HRV for every device, between the notification readers
@@ -24,7 +30,12 @@ final class RecordPipeline: Sendable {
     struct Device {
         var meta = DeviceMeta()
         var counters = NotificationCounters()
+        /// Frame counter of the last advertisement turned into a record.
+        var advertFrame: UInt8?
     }
+
+    /// While a link delivered heart rate this recently, advertisements add nothing.
+    static let linkPrecedence = 3.0
 
     struct State {
         var hrv: HRVEngine
@@ -51,10 +62,12 @@ final class RecordPipeline: Sendable {
             return
         }
         let time = WallClock.now()
+        let now = WallClock.monotonic()
         state.withLock { s in
             let record = s.devices[deviceID, default: Device()].withRecord { device in
                 device.counters.heartRate += 1
                 device.counters.lastHeartRate = measurement.heartRate
+                device.counters.lastLinkedAt = now
                 return WearMetricsNormalizer.record(heartRate: measurement, deviceID: deviceID, at: time, deviceMeta: device.meta)
             }
             sink.receive(record, kind: .heartRate)
@@ -64,6 +77,31 @@ final class RecordPipeline: Sendable {
                 s.devices[deviceID]?.counters.hrvReports += 1
                 sink.receive(hrv, kind: .hrv)
             }
+        }
+    }
+
+    /// Heart rate heard in a Polar strap's advertisement. A record only when the frame
+    /// counter moved (a new measurement: a strap on a hook repeats its last frame), the
+    /// strap reports skin contact and a rate, and no link delivered heart rate in the last
+    /// `linkPrecedence` seconds (one stream of records per strap). No RR, so no HRV.
+    func advertisement(deviceID: String, _ hr: PolarHeartRate) {
+        let time = WallClock.now()
+        let now = WallClock.monotonic()
+        state.withLock { s in
+            var device = s.devices[deviceID, default: Device()]
+            defer { s.devices[deviceID] = device }
+            // The first frame heard could be one a strap on a hook repeats for hours: only
+            // a frame that moved is a measurement.
+            guard let last = device.advertFrame else { device.advertFrame = hr.frameCounter; return }
+            guard last != hr.frameCounter else { return }
+            device.advertFrame = hr.frameCounter
+            guard hr.heartRate > 0, hr.sensorContact else { return }
+            if let linked = device.counters.lastLinkedAt, now - linked < Self.linkPrecedence { return }
+            device.counters.advertised += 1
+            device.counters.lastHeartRate = UInt16(hr.heartRate)
+            device.counters.lastAdvertisedAt = now
+            sink.receive(WearMetricsNormalizer.record(advertisedHeartRate: Double(hr.heartRate), deviceID: deviceID, at: time,
+                                                      deviceMeta: device.meta), kind: .heartRate)
         }
     }
 

@@ -12,6 +12,8 @@ enum LinkSignal: Sendable, Equatable {
     case removed
     /// bluetoothd left the bus.
     case vanished
+    /// Give the link to a strap that cannot be heard by advertisement.
+    case yield
 }
 
 /// A one-reader mailbox: posts from any thread, `wait` from the link's task. Unlike an

@@ -22,7 +22,6 @@ final class StrapLink: Sendable {
     struct Held {
         var device: DBusObjectPath?
         var subscriptions: [Subscription] = []
-        var hasSlotOn: AdapterController?
     }
 
     enum Subscription: Sendable {
@@ -53,6 +52,15 @@ final class StrapLink: Sendable {
         var s = status.withLock { $0 }
         s.counters = context.pipeline.counters(deviceID: address)
         if let path = held.withLock({ $0.device }) { s.rssi = context.mirror.device(path: path)?.rssi }
+        if s.state == .waiting, let (state, reason) = context.scheduler.explain(address) {
+            s.state = state
+            s.reason = s.reason.map { $0 + "; " + reason } ?? reason
+        }
+        if s.state != .streaming, s.state != .connecting, s.state != .resolving,
+           let heard = s.counters.lastAdvertisedAt, WallClock.monotonic() - heard < 5 {
+            s.state = .advertised
+            s.reason = (s.reason.map { $0 + "; " } ?? "") + "heart rate from its advertisements"
+        }
         return s
     }
 
@@ -67,54 +75,112 @@ final class StrapLink: Sendable {
         var tracker = ReconnectTracker(policy: context.configuration.backoff, stableAfter: context.configuration.stableAfter,
                                        seed: context.configuration.jitterSeed ^ UInt64(truncatingIfNeeded: address.hashValue))
         var attempt = 0
+        var justDropped = false
         while !Task.isCancelled {
-            update { $0.state = .waiting }
-            guard let (device, adapter) = await waitForDevice() else { return }
+            update { $0.state = .waiting; $0.reason = nil; $0.backingOffUntil = nil }
+            guard let grant = await context.scheduler.request(address: address, justDropped: justDropped) else { return }
+            justDropped = false
+            guard let adapter = context.adapters.controller(grant.adapter) else {
+                context.scheduler.abandoned(adapter: grant.adapter)
+                continue
+            }
+            let device = grant.device
             attempt += 1
-            update { $0.state = .connecting; $0.adapter = adapter.name; $0.name = device.name ?? $0.name }
+            update { $0.state = .connecting; $0.adapter = adapter.name; $0.name = device.name ?? $0.name; $0.reason = "on \(adapter.name)" }
             context.emit(.connecting(address: address, attempt: attempt))
             signals.clear()
             let outcome = await connectAndSubscribe(device: device, adapter: adapter)
             switch outcome {
+            case .refused(let kind, let message):
+                // Only the Connect call's own failure says something about the adapter's room.
+                let verdict = context.scheduler.refused(address: address, adapter: grant.adapter, kind: kind)
+                await failed(kind, message, verdict: verdict, adapter: adapter, tracker: &tracker)
+                if !(await backOff(tracker: &tracker, kind: kind, verdict: verdict, adapter: adapter.name)) { return }
             case .failure(let kind, let message):
-                tracker.failed(kind)
-                await adapter.noteFailure(kind)
-                let delay = tracker.nextDelay(now: WallClock.monotonic())
-                update { $0.state = .backingOff; $0.connectFailures += 1; $0.lastError = "\(kind.rawValue): \(message)" }
-                context.emit(.connectFailed(address: address, kind: kind, message: message, retryIn: delay))
+                context.scheduler.abandoned(adapter: grant.adapter)
+                await failed(kind, message, verdict: .notCapacity, adapter: adapter, tracker: &tracker)
                 await release(disconnect: kind == .timeout || kind == .gattMissing)
-                if !(await sleep(delay)) { return }
+                if !(await backOff(tracker: &tracker, kind: kind, verdict: .notCapacity, adapter: adapter.name)) { return }
             case .cancelled:
+                context.scheduler.abandoned(adapter: grant.adapter)
                 return
-            case .noSlot:
-                // The adapter is full: not the strap's fault, so no backoff grows. Look
-                // again soon; a slot frees as soon as any link ends.
-                update { $0.state = .waiting; $0.lastError = "waiting for a free connection slot" }
-                attempt -= 1
-                if !(await sleep(2)) { return }
             case .streaming(let method):
                 attempt = 0
+                context.scheduler.linked(address: address, adapter: grant.adapter, signals: signals)
                 await adapter.noteConnected()
                 tracker.linkUp(at: WallClock.monotonic())
-                update { $0.state = .streaming; $0.connects += 1; $0.notify = method; $0.lastError = nil }
+                update { $0.state = .streaming; $0.connects += 1; $0.notify = method; $0.lastError = nil; $0.reason = "linked on \(adapter.name)" }
                 context.emit(.connected(address: address, name: device.name, adapter: adapter.name, notify: method))
-                let reason = await stream(device: device.path)
-                guard let reason else {
+                let before = context.pipeline.counters(deviceID: address).heartRate
+                let end = await stream(device: device.path)
+                guard let end else {
                     // Cancelled: the manager releases what is held.
+                    context.scheduler.released(address: address)
                     return
                 }
-                let flap = tracker.linkDown(at: WallClock.monotonic(),
+                let delivered = context.pipeline.counters(deviceID: address).heartRate > before
+                context.pipeline.disconnected(deviceID: address)
+                if case .yielded(let to) = end {
+                    await release(disconnect: true)
+                    context.scheduler.released(address: address)
+                    tracker.linkDown(at: WallClock.monotonic(), delivered: true, deviceFault: false)
+                    update { $0.state = .waiting; $0.reason = "gave its link to \(to), which cannot be heard by advertisement" }
+                    context.emit(.disconnected(address: address, reason: "gave its link to \(to)", retryIn: 0, flapping: false))
+                    continue
+                }
+                let reason = end.reason
+                let flap = tracker.linkDown(at: WallClock.monotonic(), delivered: delivered,
                                             deviceFault: reason != Self.vanishedReason && reason != Self.removedReason)
                 let flapping = tracker.isFlapping(now: WallClock.monotonic())
-                context.pipeline.disconnected(deviceID: address)
                 let delay = flap ? tracker.nextDelay(now: WallClock.monotonic()) : 0
-                update { $0.state = .backingOff; $0.flapping = flapping; $0.lastError = reason }
+                justDropped = delivered
+                update {
+                    $0.state = .backingOff; $0.flapping = flapping; $0.lastError = reason
+                    $0.reason = reason + (delay > 0 ? ", brief links: retrying in \(Int(delay.rounded(.up))) s" : "")
+                    $0.backingOffUntil = WallClock.monotonic() + delay
+                }
                 context.emit(.disconnected(address: address, reason: reason, retryIn: delay, flapping: flapping))
                 await release(disconnect: false)
+                context.scheduler.released(address: address)
                 if !(await sleep(delay)) { return }
             }
         }
     }
+
+    private func failed(_ kind: ConnectFailureKind, _ message: String, verdict: LinkLimit.Verdict, adapter: AdapterController,
+                        tracker: inout ReconnectTracker) async {
+        // A refusal at the adapter's limit is not the strap's fault, nor a stalled
+        // adapter: no backoff grows and no recovery is counted.
+        if verdict == .notCapacity {
+            tracker.failed(kind)
+            await adapter.noteFailure(kind)
+        }
+        update { $0.connectFailures += 1; $0.lastError = "\(kind.rawValue): \(message)" }
+    }
+
+    /// Waits before the next attempt; false when cancelled.
+    private func backOff(tracker: inout ReconnectTracker, kind: ConnectFailureKind, verdict: LinkLimit.Verdict, adapter: String) async -> Bool {
+        let delay: Double
+        let reason: String
+        switch verdict {
+        case .notCapacity:
+            delay = tracker.nextDelay(now: WallClock.monotonic())
+            reason = "backing off after \(kind.rawValue) on \(adapter)"
+        case .suspect:
+            delay = 1
+            reason = "\(adapter) refused a link (\(kind.rawValue)); it may be full"
+        case .learned(let n):
+            delay = 1
+            reason = "\(adapter) refuses links beyond \(n)"
+        }
+        let until = WallClock.monotonic() + delay
+        update { $0.state = .backingOff; $0.reason = reason; $0.backingOffUntil = until }
+        context.emit(.connectFailed(address: address, kind: kind, message: lastErrorMessage, retryIn: delay))
+        if case .notCapacity = verdict {} else { await release(disconnect: false) }
+        return await sleep(delay)
+    }
+
+    private var lastErrorMessage: String { status.withLock { $0.lastError ?? "" } }
 
     /// Sleeps unless cancelled; false when cancelled.
     private func sleep(_ seconds: Double) async -> Bool {
@@ -127,65 +193,41 @@ final class StrapLink: Sendable {
         }
     }
 
-    /// Waits until a device object with this address exists on a usable adapter, choosing
-    /// the adapter with the most free slots (then the strongest signal).
-    private func waitForDevice() async -> (Device, AdapterController)? {
-        let address = self.address
-        let allowed = context.configuration.adapters
-        while !Task.isCancelled {
-            let candidates: [Device]
-            do {
-                candidates = try await context.mirror.waitFor(timeout: .seconds(3600)) { snapshot in
-                    let found = snapshot.devices.filter { d in
-                        d.address.uppercased() == address
-                            && (allowed.isEmpty || allowed.contains(String(d.adapter.lastElement)))
-                            && snapshot.adapter(path: d.adapter)?.powered == true
-                    }
-                    return found.isEmpty ? nil : found
-                }
-            } catch {
-                if error == .timedOut { continue }
-                return nil
-            }
-            var best: (Device, AdapterController, Int)?
-            for d in candidates {
-                guard let c = context.adapters.controller(d.adapter) else { continue }
-                let slots = await c.slots
-                let free = slots.limit - slots.inUse
-                if best == nil || free > best!.2 || (free == best!.2 && (d.rssi ?? -127) > (best!.0.rssi ?? -127)) {
-                    best = (d, c, free)
-                }
-            }
-            if let best { return (best.0, best.1) }
-            if !(await sleep(0.5)) { return nil }
-        }
-        return nil
-    }
-
     enum Outcome: Sendable {
         case streaming(NotifyMethod)
-        /// Every slot of the adapter is held by other links.
-        case noSlot
+        /// Connect itself failed.
+        case refused(ConnectFailureKind, String)
+        /// A step after Connect failed.
         case failure(ConnectFailureKind, String)
         case cancelled
+    }
+
+    /// How a streaming link ended.
+    enum End: Sendable {
+        case lost(String)
+        case yielded(to: String)
+
+        var reason: String {
+            switch self {
+            case .lost(let r): r
+            case .yielded(let to): "gave its link to \(to)"
+            }
+        }
     }
 
     // MARK: Connect
 
     private func connectAndSubscribe(device: Device, adapter: AdapterController) async -> Outcome {
-        guard await adapter.takeSlot() else { return .noSlot }
-        held.withLock { $0.hasSlotOn = adapter; $0.device = device.path }
+        held.withLock { $0.device = device.path }
         let path = device.path
-        let outcome: Outcome = await adapter.withTurn(pauseDiscovery: true) {
+        let outcome: Outcome = await adapter.withTurn {
             if Task.isCancelled { return .cancelled }
             do {
-                try await self.context.connection.call(destination: GATTNames.bluez, path: path, interface: GATTNames.device,
-                                                       member: "Connect", timeout: self.context.configuration.connectTimeout)
+                try await BlueZDevice(self.context.connection, path).connect(timeout: self.context.configuration.connectTimeout)
             } catch let error as DBusError {
                 if Task.isCancelled { return .cancelled }
                 let kind = ConnectFailureKind.classify(errorName: error.name, message: error.message)
-                if kind == .noResources { await adapter.slotRejected() }
-                return .failure(kind, error.message.isEmpty ? error.name : error.message)
+                return .refused(kind, error.message.isEmpty ? error.name : error.message)
             } catch {
                 return .cancelled
             }
@@ -240,10 +282,9 @@ final class StrapLink: Sendable {
 
     private func staleCache(_ path: DBusObjectPath) async -> Outcome {
         context.emit(.staleCache(address: address))
-        _ = try? await context.connection.call(destination: GATTNames.bluez, path: path, interface: GATTNames.device, member: "Disconnect")
+        try? await BlueZDevice(context.connection, path).disconnect()
         if let adapter = path.parent {
-            _ = try? await context.connection.call(destination: GATTNames.bluez, path: adapter, interface: GATTNames.adapter,
-                                                   member: "RemoveDevice", [.objectPath(path)])
+            try? await BlueZAdapter(context.connection, adapter).removeDevice(path)
         }
         return .failure(.gattMissing, "Heart Rate Measurement missing after services resolved")
     }
@@ -286,9 +327,9 @@ final class StrapLink: Sendable {
                 do {
                     return try await acquire(c, pipeline: pipeline, id: id)
                 } catch let error as DBusError {
-                    let m = error.message.lowercased()
-                    if m.contains("not connected") { throw LinkLost(reason: "not connected") }
-                    guard m.contains("notify acquired") else { break }
+                    let kind = BlueZErrorKind.classify(name: error.name, message: error.message)
+                    if kind == .notConnected { throw LinkLost(reason: "not connected") }
+                    guard kind == .notifyAcquired else { break }
                     let path = c.path
                     _ = try? await context.mirror.waitUntil(timeout: .seconds(2)) { s in
                         s.characteristic(path: path)?.notifyAcquired != true
@@ -300,10 +341,10 @@ final class StrapLink: Sendable {
         }
         context.routes.add(c.path) { bytes in pipeline.heartRate(deviceID: id, bytes: bytes) }
         do {
-            try await context.connection.call(destination: GATTNames.bluez, path: c.path, interface: GATTNames.characteristic, member: "StartNotify")
+            try await BlueZCharacteristic(context.connection, c.path).startNotify()
         } catch {
             context.routes.remove(c.path)
-            if error.message.lowercased().contains("not connected") { throw LinkLost(reason: "not connected") }
+            if BlueZErrorKind.classify(name: error.name, message: error.message) == .notConnected { throw LinkLost(reason: "not connected") }
             throw error
         }
         held.withLock { $0.subscriptions.append(.started(c.path)) }
@@ -311,9 +352,9 @@ final class StrapLink: Sendable {
     }
 
     private func acquire(_ c: GattCharacteristic, pipeline: RecordPipeline, id: String) async throws -> NotifyMethod {
-        let reply = try await context.connection.call(destination: GATTNames.bluez, path: c.path, interface: GATTNames.characteristic,
-                                                      member: "AcquireNotify", [.dictionary(key: "s", value: "v", [])])
-        guard case .unixFD(let fd)? = reply.first else { throw LinkLost(reason: "AcquireNotify returned no socket") }
+        guard let fd = try await BlueZCharacteristic(context.connection, c.path).acquireNotify() else {
+            throw LinkLost(reason: "AcquireNotify returned no socket")
+        }
         let signals = self.signals
         let path = c.path
         guard let registration = context.reader.add(fd, onData: { bytes in
@@ -339,9 +380,7 @@ final class StrapLink: Sendable {
     }
 
     private func readValue(_ path: DBusObjectPath) async throws(DBusError) -> [UInt8] {
-        let reply = try await context.connection.call(destination: GATTNames.bluez, path: path, interface: GATTNames.characteristic,
-                                                      member: "ReadValue", [.dictionary(key: "s", value: "v", [])], timeout: .seconds(10))
-        return reply.first?.bytesValue ?? []
+        try await BlueZCharacteristic(context.connection, path).readValue()
     }
 
     /// 0x2A19 notifications; else a read every few minutes; else BlueZ's Battery1 (its
@@ -357,8 +396,7 @@ final class StrapLink: Sendable {
                 context.routes.add(c.path) { bytes in
                     if let first = bytes.first { pipeline.battery(deviceID: id, percent: min(first, 100)) }
                 }
-                if (try? await context.connection.call(destination: GATTNames.bluez, path: c.path, interface: GATTNames.characteristic,
-                                                       member: "StartNotify")) != nil {
+                if (try? await BlueZCharacteristic(context.connection, c.path).startNotify()) != nil {
                     held.withLock { $0.subscriptions.append(.started(c.path)) }
                     return
                 }
@@ -393,8 +431,8 @@ final class StrapLink: Sendable {
     // MARK: Streaming
 
     /// Waits for the end of the link. A hung-up notification socket on a link that is
-    /// still up is re-acquired in place. Returns the reason, or nil when cancelled.
-    private func stream(device: DBusObjectPath) async -> String? {
+    /// still up is re-acquired in place. Returns how it ended, or nil when cancelled.
+    private func stream(device: DBusObjectPath) async -> End? {
         while true {
             guard let signal = await signals.wait() else { return nil }
             // Signals are checked against the mirror, which is updated before any event
@@ -402,12 +440,15 @@ final class StrapLink: Sendable {
             switch signal {
             case .disconnected:
                 if await isConnectedNow(device) { continue }
-                return "link lost"
+                return .lost("link lost")
             case .removed:
                 if context.mirror.device(path: device) != nil { continue }
-                return Self.removedReason
+                return .lost(Self.removedReason)
             case .vanished:
-                return Self.vanishedReason
+                return .lost(Self.vanishedReason)
+            case .yield:
+                guard let to = context.scheduler.yieldingTo(address) else { continue }
+                return .yielded(to: to)
             case .hangup(let characteristic):
                 let path = characteristic
                 let known = held.withLock { h -> Bool in
@@ -424,19 +465,19 @@ final class StrapLink: Sendable {
                     if s.characteristic(path: path)?.notifyAcquired == false { return true }
                     return nil
                 }
-                if why == false { return "link lost" }
-                guard context.mirror.device(path: device)?.connected == true else { return "link lost" }
+                if why == false { return .lost("link lost") }
+                guard context.mirror.device(path: device)?.connected == true else { return .lost("link lost") }
                 guard let c = context.mirror.snapshot.characteristic(path: path) else {
-                    return "notification socket closed and the characteristic is gone"
+                    return .lost("notification socket closed and the characteristic is gone")
                 }
                 do {
                     let method = try await subscribeHeartRate(c, preferred: .acquire)
                     context.emit(.resubscribed(address: address, notify: method))
                     update { $0.notify = method }
                 } catch is LinkLost {
-                    return "link lost"
+                    return .lost("link lost")
                 } catch {
-                    return "notification socket closed and could not be re-acquired: \(error)"
+                    return .lost("notification socket closed and could not be re-acquired: \(error)")
                 }
             }
         }
@@ -444,15 +485,13 @@ final class StrapLink: Sendable {
 
     /// Asks bluetoothd itself (not the mirror) whether the device is connected.
     private func isConnectedNow(_ device: DBusObjectPath) async -> Bool {
-        let reply = try? await context.connection.call(destination: GATTNames.bluez, path: device, interface: "org.freedesktop.DBus.Properties",
-                                                        member: "Get", [.string(GATTNames.device), .string("Connected")], timeout: .seconds(5))
-        return reply?.first?.boolValue == true
+        (try? await BlueZDevice(context.connection, device).isConnected()) == true
     }
 
     // MARK: Clean-up
 
-    /// Lets go of what this link holds on bluetoothd: notification sessions, the slot,
-    /// and (when asked) the connection itself.
+    /// Lets go of what this link holds on bluetoothd: notification sessions and (when
+    /// asked) the connection itself.
     func release(disconnect: Bool) async {
         batteryPoll.withLock { $0?.cancel(); $0 = nil }
         let h = held.withLock { h -> Held in
@@ -467,15 +506,12 @@ final class StrapLink: Sendable {
                 context.routes.remove(path)
                 // After a link loss the session stays registered with bluetoothd
                 // (Cache=always); StopNotify keeps nothing dangling.
-                _ = try? await context.connection.call(destination: GATTNames.bluez, path: path, interface: GATTNames.characteristic,
-                                                       member: "StopNotify", timeout: .seconds(5))
+                try? await BlueZCharacteristic(context.connection, path).stopNotify()
             }
         }
         if disconnect, let device = h.device {
-            _ = try? await context.connection.call(destination: GATTNames.bluez, path: device, interface: GATTNames.device,
-                                                   member: "Disconnect", timeout: .seconds(10))
+            try? await BlueZDevice(context.connection, device).disconnect()
         }
-        if let adapter = h.hasSlotOn { await adapter.giveSlot() }
     }
 
     func stopped() {

@@ -22,6 +22,10 @@ public final class StrapManager: Sendable {
         var stopping = false
         /// bluetoothd left the bus since start (its return is news then, not at start).
         var vanished = false
+        /// Heart-rate devices the deny list leaves out, for status (bounded).
+        var denied: [String: String] = [:]
+        /// The state last logged per strap, so the journal tells each change once.
+        var logged: [String: String] = [:]
     }
 
     private let state = Mutex(State())
@@ -34,8 +38,9 @@ public final class StrapManager: Sendable {
         let pipeline = RecordPipeline(sink: sink, hrv: configuration.hrv)
         let emitter = EventFanOut()
         self.fanOut = emitter
+        let scheduler = LinkScheduler(mirror: mirror, configuration: configuration, emit: { emitter.emit($0) })
         context = LinkContext(connection: connection, mirror: mirror, reader: reader, routes: NotifyRoutes(),
-                              pipeline: pipeline, configuration: configuration, adapters: AdapterRegistry(),
+                              pipeline: pipeline, configuration: configuration, adapters: AdapterRegistry(), scheduler: scheduler,
                               emit: { emitter.emit($0) })
     }
 
@@ -48,9 +53,25 @@ public final class StrapManager: Sendable {
     /// Every link event from now on.
     public func events() -> AsyncStream<LinkEvent> { fanOut.stream() }
 
-    /// Status of every followed device.
+    /// Status of every followed device, and of heart-rate devices the configuration denies.
     public var links: [LinkStatus] {
-        state.withLock { $0.links.values.map(\.link) }.map(\.snapshot).sorted { $0.address < $1.address }
+        let (followed, denied) = state.withLock { s in (s.links.values.map(\.link), s.denied) }
+        var all = followed.map(\.snapshot)
+        for (address, name) in denied {
+            var d = LinkStatus(address: address, name: name.isEmpty ? nil : name)
+            d.state = .denied
+            d.reason = "denied by configuration"
+            all.append(d)
+        }
+        return all.sorted { $0.address < $1.address }
+    }
+
+    /// Links held, being set up, and allowed per adapter.
+    public var adapterLinks: [AdapterLinks] {
+        context.scheduler.adapterUse.map {
+            AdapterLinks(adapter: $0.name, held: $0.held, connecting: $0.pending, limit: $0.limit, learned: $0.learned,
+                         maximum: $0.ceiling, probing: $0.probing)
+        }
     }
 
     /// Datagrams read from AcquireNotify sockets.
@@ -101,29 +122,36 @@ public final class StrapManager: Sendable {
     private func handle(_ event: BlueZEvent) async {
         switch event {
         case .adapterAdded(let a):
-            if adapterAllowed(a) { _ = controller(a.path) }
+            if adapterAllowed(a) { adopt(a) }
         case .adapterRemoved(let a):
             post(.disconnected) { $0.hasPrefix(a.path.rawValue + "/") }
             context.adapters.remove(a.path)
+            context.scheduler.adapterRemoved(a.path)
         case .adapterChanged(let a, let changed):
             if changed.contains("Powered") {
                 if a.powered { await context.adapters.controller(a.path)?.refresh() } else {
                     post(.disconnected) { $0.hasPrefix(a.path.rawValue + "/") }
                 }
+                context.scheduler.replan()
             }
         case .deviceAdded(let d):
             await context.adapters.controller(d.adapter)?.noteAdvertisement()
             consider(d)
+            advertisement(d)
+            context.scheduler.replan()
         case .deviceChanged(let d, let changed):
             if !changed.isDisjoint(with: Self.advertisementProperties) {
                 await context.adapters.controller(d.adapter)?.noteAdvertisement()
             }
+            if changed.contains("ManufacturerData") { advertisement(d) }
             if changed.contains("Connected"), !d.connected { post(.disconnected, path: d.path) }
             if changed.contains("Percentage"), let p = d.batteryPercentage, isLinked(d.path),
                mirror.characteristic(device: d.path, uuid: GATTNames.batteryLevel) == nil {
                 context.pipeline.battery(deviceID: d.address.uppercased(), percent: p)
             }
-            if changed.contains("UUIDs") || changed.contains("Name") || changed.contains("Alias") { consider(d) }
+            if changed.contains("UUIDs") || changed.contains("Name") || changed.contains("Alias") || changed.contains("ManufacturerData") {
+                consider(d)
+            }
         case .deviceRemoved(let d):
             post(.removed, path: d.path)
         case .bluezVanished:
@@ -151,22 +179,41 @@ public final class StrapManager: Sendable {
     }
 
     private func adoptAdapters() {
-        for a in mirror.adapters where adapterAllowed(a) { _ = controller(a.path) }
+        for a in mirror.adapters where adapterAllowed(a) { adopt(a) }
     }
 
-    private func controller(_ path: DBusObjectPath) -> AdapterController {
-        context.adapters.controller(for: path) {
-            AdapterController(path: path, connection: connection, slots: context.configuration.maxPerAdapter,
-                              health: context.configuration.health, events: context.emit)
+    private func adopt(_ a: Adapter) {
+        let path = a.path
+        _ = context.adapters.controller(for: path) {
+            AdapterController(path: path, connection: connection, health: context.configuration.health, events: context.emit)
         }
+        context.scheduler.adapterAppeared(a)
     }
 
-    /// Starts following a device when the selection accepts it.
+    /// Polar straps' advertised heart rate, for followed straps.
+    private func advertisement(_ d: Device) {
+        guard context.configuration.advertisedRecords, let data = d.manufacturerData[PolarHeartRate.companyID],
+              let hr = PolarHeartRate(manufacturerData: data) else { return }
+        let address = d.address.uppercased()
+        guard state.withLock({ $0.links[address] != nil }) else { return }
+        context.pipeline.advertisement(deviceID: address, hr)
+    }
+
+    /// Starts following a device when the selection accepts it: one that offers the Heart
+    /// Rate service, or whose advertisements carry heart rate.
     private func consider(_ d: Device) {
         let address = d.address.uppercased()
         guard !address.isEmpty else { return }
-        let isHR = d.uuids.contains(GATTNames.heartRateService)
-        guard context.configuration.selection.accepts(address: address, name: d.name ?? d.alias, isHeartRate: isHR) else { return }
+        let isHR = d.uuids.contains(GATTNames.heartRateService) || LinkScheduler.advertisesHeartRate(d)
+        let selection = context.configuration.selection
+        guard selection.accepts(address: address, name: d.name ?? d.alias, isHeartRate: isHR) else {
+            if isHR, selection.deny.contains(where: { DeviceSelection.matches($0, address: address, name: d.name ?? d.alias) }) {
+                state.withLock { s in
+                    if s.denied.count < 256 || s.denied[address] != nil { s.denied[address] = d.name ?? d.alias ?? "" }
+                }
+            }
+            return
+        }
         guard context.configuration.adapters.isEmpty || context.configuration.adapters.contains(String(d.adapter.lastElement)) else { return }
         let context = self.context
         let created = state.withLock { s -> Bool in
@@ -197,21 +244,26 @@ public final class StrapManager: Sendable {
 
     // MARK: Housekeeping
 
-    /// Once a second: HRV windows of quiet straps keep sliding, and each adapter scans
-    /// exactly while it has something to find.
+    /// Once a second: HRV windows of quiet straps keep sliding, links are planned again
+    /// (probes, devices heard anew), each adapter scans while it has something to find or
+    /// straps are followed by their advertisements, stalls are judged, and each strap's
+    /// change of state is told once.
     private func housekeeping() async {
         while !Task.isCancelled {
             try? await Task.sleep(for: .seconds(1))
             if Task.isCancelled { return }
             context.pipeline.tick()
+            context.scheduler.replan()
             let statuses = state.withLock { $0.links.values.map(\.link) }.map(\.snapshot)
+            logChanges(statuses)
             let moreToFind = selectionMayFindMore(linked: Set(statuses.map(\.address)))
+            let listening = statuses.contains { $0.state != .streaming }
+            let use = context.scheduler.adapterUse
             for adapter in context.adapters.all {
                 let name = adapter.name
-                let unstreamed = statuses.contains { s in s.state != .streaming && (s.adapter == nil || s.adapter == name) }
-                let slots = await adapter.slots
-                await adapter.setWanted(unstreamed || (moreToFind && slots.hasFree))
-                let waiting = statuses.filter { $0.state != .streaming && ($0.adapter == nil || $0.adapter == name) }.count
+                let room = use.first { $0.name == name }.map { $0.held + $0.pending < $0.limit } ?? false
+                await adapter.setWanted(listening || (moreToFind && room))
+                let waiting = statuses.filter { $0.state != .streaming && $0.state != .advertised && ($0.adapter == nil || $0.adapter == name) }.count
                 let streaming = statuses.filter { $0.state == .streaming && $0.adapter == name }.count
                 if await adapter.checkHealth(waiting: waiting, streaming: streaming, reset: context.configuration.adapterReset) != nil {
                     let total = await adapter.health.recoveries
@@ -219,6 +271,20 @@ public final class StrapManager: Sendable {
                 }
             }
         }
+    }
+
+    /// One journal line per change of a strap's state, not per retry.
+    private func logChanges(_ statuses: [LinkStatus]) {
+        var changes: [LinkEvent] = []
+        state.withLock { s in
+            for st in statuses {
+                let key = st.state == .backingOff ? st.state.rawValue + (st.lastError ?? "") : st.state.rawValue
+                guard s.logged[st.address] != key else { continue }
+                s.logged[st.address] = key
+                changes.append(.stateChanged(address: st.address, state: st.state, reason: st.reason))
+            }
+        }
+        for c in changes { context.emit(c) }
     }
 }
 

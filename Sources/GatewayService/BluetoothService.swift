@@ -46,6 +46,8 @@ final class BluetoothService: Service, Sendable {
         manager.withLock { $0 }?.links ?? lastLinks.withLock { $0 }
     }
 
+    var adapterLinks: [AdapterLinks] { manager.withLock { $0 }?.adapterLinks ?? [] }
+
     func run() async throws {
         await cancelWhenGracefulShutdown { await self.follow() }
         logger.info("bluetooth stopped: notifications released, straps disconnected")
@@ -115,17 +117,22 @@ final class BluetoothService: Service, Sendable {
         case let .connected(address, name, _, _):
             if let name { facts.named(address, name) }
             logger.info("\(event.message)")
-        case let .connectFailed(address, kind, message, _):
-            errors.add(.bluetooth, "connect \(address) failed", detail: "\(kind.rawValue): \(message)")
-            logger.warning("\(event.message)")
+        case .connectFailed:
+            // Every retry: the journal gets the change of state (stateChanged) instead.
+            logger.debug("\(event.message)")
         case let .disconnected(address, reason, _, flapping):
             errors.add(.bluetooth, "\(address) disconnected" + (flapping ? " (flapping)" : ""), detail: reason)
             logger.warning("\(event.message)")
+        case let .stateChanged(address, state, reason):
+            if state == .backingOff { errors.add(.bluetooth, "\(address): connect failed", detail: reason) }
+            logger.info("\(event.message)")
+        case let .limitLearned(adapter, limit, raised):
+            if !raised { errors.add(.bluetooth, "\(adapter) refuses links beyond \(limit)", detail: "its limit is now \(limit) link(s)") }
+            logger.notice("\(event.message)")
+        case .adapterReady, .limitProbe:
+            logger.info("\(event.message)")
         case let .staleCache(address):
             errors.add(.bluetooth, "\(address): stale GATT cache", detail: event.message)
-            logger.warning("\(event.message)")
-        case let .slotsLearned(adapter, limit):
-            errors.add(.bluetooth, "\(adapter) refused another link", detail: "using \(limit) connection slot(s)")
             logger.warning("\(event.message)")
         case .bluetoothdVanished:
             errors.add(.dbus, "bluetoothd left the bus", detail: nil)

@@ -39,6 +39,7 @@ public final class GatewayRuntime: Sendable {
     let status: StatusServer
     let errors: ErrorLog
     let facts: DeviceFacts
+    let paired: PairedDevices
     let logger: Logger
     private let group = Mutex<ServiceGroup?>(nil)
     private let shutdownRequested = Atomic<Bool>(false)
@@ -98,7 +99,16 @@ public final class GatewayRuntime: Sendable {
         let sink = CacheRecordSink(cache: cache, facts: facts, observer: hooks.onAppend)
         var btLogger = logger
         btLogger[metadataKey: "component"] = "bluetooth"
-        bluetooth = BluetoothService(bus: bus, configuration: LinkConfiguration(configuration: c), sink: sink, cache: cache,
+        let paired = PairedDevices()
+        self.paired = paired
+        var links = LinkConfiguration(configuration: c)
+        links.isPaired = { paired.contains($0) }
+        let limitsLogger = btLogger
+        links.limitMemory = LinkLimitFile(path: (c.gateway.stateDirectory as NSString).appendingPathComponent("link-limits.json")) { message in
+            errors.add(.storage, "cannot save learned link limits", detail: message)
+            limitsLogger.warning("\(message)")
+        }
+        bluetooth = BluetoothService(bus: bus, configuration: links, sink: sink, cache: cache,
                                      errors: errors, facts: facts, logger: btLogger)
 
         let socketPath = c.status.socket
@@ -137,6 +147,9 @@ public final class GatewayRuntime: Sendable {
         if let data = try? await cache.loadMeta(key: SavedServiceState.key),
            let saved = try? StatusReport.decoder.decode(SavedServiceState.self, from: data) {
             errors.restore(saved.errors)
+        }
+        if let devices = try? await cache.devices() {
+            paired.set(devices.filter { $0.member != nil }.map(\.address))
         }
         var services: [ServiceGroupConfiguration.ServiceConfiguration] = []
         func add(_ service: any Service, _ name: String) {
@@ -215,6 +228,7 @@ public final class GatewayRuntime: Sendable {
         let registry = Dictionary(try await cache.devices().map { ($0.address, $0) }, uniquingKeysWith: { a, _ in a })
         report.devices = bluetooth.links.map { StatusReport.device($0, registry: registry[$0.address]) }
         report.adapterRecoveries = bluetooth.adapterRecoveries
+        report.adapters = bluetooth.adapterLinks.map(StatusReport.adapter)
         let syncStatus = await sync?.status
         report.sync = syncStatus.map(StatusReport.sync)
         report.errors = ErrorLog.merged(errors.all, sync: syncStatus?.lastErrors ?? [])
@@ -246,6 +260,7 @@ public final class GatewayRuntime: Sendable {
             let address = address.uppercased()
             do {
                 let assigned = try await cache.pair(address: address, clientID: clientID)
+                paired.insert(address)
                 // No member id in the log: the address is enough to find the pairing.
                 logger.notice("device paired", metadata: ["device": "\(address)", "pending_records_assigned": "\(assigned)"])
                 await sync?.wake()

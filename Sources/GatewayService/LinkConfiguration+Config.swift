@@ -16,7 +16,9 @@ extension LinkConfiguration {
         selection = DeviceSelection(mode: c.bluetooth.connect == .auto ? .auto : .list,
                                     allow: c.bluetooth.allow.map(\.description), deny: c.bluetooth.deny.map(\.description))
         notify = c.bluetooth.notify == .acquire ? .acquire : .start
-        maxPerAdapter = c.bluetooth.maxPerAdapter
+        maxLinks = c.bluetooth.maxLinks
+        maxLinksByAdapter = c.bluetooth.maxLinksByAdapter
+        priority = c.bluetooth.priority.map(\.description)
         let windows = c.hrv.windows.map { Double($0.components.seconds) + Double($0.components.attoseconds) / 1e18 }
         hrv = HRVEngineConfiguration(rmssdWindow: windows.min() ?? 60, sdnnWindow: windows.max() ?? 300)
         jitterSeed = UInt64(truncatingIfNeeded: getpid())

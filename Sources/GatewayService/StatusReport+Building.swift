@@ -12,7 +12,7 @@ extension StatusReport {
         var report = StatusReport(source: "database", gatewayID: gatewayID, generatedAt: UTCTimestamp.now.iso8601,
                                   cacheFile: cache.path, outbox: outbox(stats))
         report.devices = try await cache.devices().map { d in
-            DeviceStatus(address: d.address, name: d.name, adapter: nil, state: "offline", connected: false,
+            DeviceStatus(address: d.address, name: d.name, adapter: nil, state: "offline", reason: "the gateway is not running", connected: false,
                          lastHeartRate: nil, battery: d.battery.map { Int(($0 * 100).rounded()) }, rssi: nil,
                          reconnects: nil, notifications: nil, malformed: nil, model: d.model, firmware: d.firmware,
                          lastSeen: d.lastSeen?.iso8601, paired: d.member != nil)
@@ -49,9 +49,15 @@ extension StatusReport {
                          })
     }
 
+    static func adapter(_ a: AdapterLinks) -> AdapterStatus {
+        AdapterStatus(adapter: a.adapter, links: a.held, connecting: a.connecting, limit: a.limit, learnedLimit: a.learned,
+                      maxLinks: a.maximum, probing: a.probing)
+    }
+
     /// A followed device, merged with what the registry knows of it.
     static func device(_ link: LinkStatus, registry: DeviceEntry?) -> DeviceStatus {
         DeviceStatus(address: link.address, name: link.name ?? registry?.name, adapter: link.adapter, state: link.state.rawValue,
+                     reason: link.reason,
                      connected: link.state == .streaming || link.state == .resolving,
                      lastHeartRate: link.counters.lastHeartRate.map(Int.init),
                      battery: link.counters.lastBattery.map(Int.init) ?? registry?.battery.map { Int(($0 * 100).rounded()) },

@@ -17,6 +17,8 @@ public struct StatusReport: Sendable, Codable, Equatable {
     public var devices: [DeviceStatus]
     /// Adapter name → HCI recoveries. nil: this build of the gateway does not count them.
     public var adapterRecoveries: [String: Int]?
+    /// Links per adapter (live only).
+    public var adapters: [AdapterStatus]?
     public var outbox: OutboxStatus
     /// nil when no backend is configured (cache only).
     public var sync: SyncState?
@@ -27,8 +29,11 @@ public struct StatusReport: Sendable, Codable, Equatable {
         public var address: String
         public var name: String?
         public var adapter: String?
-        /// waiting, connecting, resolving, streaming, backing-off, stopped; `offline` from the database.
+        /// waiting, waiting-for-link, not-seen, advertised, denied, connecting, resolving,
+        /// streaming, backing-off, stopped; `offline` from the database.
         public var state: String
+        /// Why it is in that state, for people; nil when streaming needs no explanation.
+        public var reason: String?
         public var connected: Bool
         public var lastHeartRate: Int?
         /// Percent.
@@ -41,6 +46,19 @@ public struct StatusReport: Sendable, Codable, Equatable {
         public var firmware: String?
         public var lastSeen: String?
         public var paired: Bool
+    }
+
+    public struct AdapterStatus: Sendable, Codable, Equatable {
+        public var adapter: String
+        /// Links up now, and connects under way.
+        public var links: Int
+        public var connecting: Int
+        /// Links allowed now: the learned limit, or `max_links` while nothing was refused.
+        public var limit: Int
+        /// What refusals taught (remembered across restarts by adapter address); nil: never refused.
+        public var learnedLimit: Int?
+        public var maxLinks: Int
+        public var probing: Bool
     }
 
     public struct OutboxStatus: Sendable, Codable, Equatable {

@@ -29,7 +29,8 @@ public struct StreamCommand: LinkCommand {
         .value("notify", "METHOD", help: "Notifications via acquire (AcquireNotify, default) or start (StartNotify)."),
         .value("duration", "S", help: "Stop after S seconds; default: until Ctrl-C."),
         .value("bus", "BUS", help: "Bus: system (honours DBUS_SYSTEM_BUS_ADDRESS) or a D-Bus address (default: system)."),
-        .value("max-per-adapter", "N", help: "Connection slots per adapter to start from; default: 7."),
+        .value("max-links", "N", help: "Most links per adapter; the real limit is learned below it; default: 32."),
+        .value("max-per-adapter", "N", help: "Same as --max-links."),
         .value("gather-ms", "MS", help: "AcquireNotify: when notifications come densely, let them gather up to this many ms per wake-up (less CPU, at most this much delay); 0 hands each over at once; default: 8."),
     ]
 
@@ -41,7 +42,7 @@ public struct StreamCommand: LinkCommand {
     let notify: NotifyMethod
     let duration: Double?
     let bus: String
-    let maxPerAdapter: Int
+    let maxLinks: Int
     let gatherMilliseconds: Double
 
     public init(_ arguments: LinkArguments) throws(LinkUsageError) {
@@ -63,8 +64,9 @@ public struct StreamCommand: LinkCommand {
         if let duration, duration <= 0 { throw LinkUsageError("--duration must be positive") }
         gatherMilliseconds = try arguments.double("gather-ms") ?? 8
         if !(0...1000).contains(gatherMilliseconds) { throw LinkUsageError("--gather-ms must be between 0 and 1000") }
-        maxPerAdapter = try arguments.int("max-per-adapter") ?? 7
-        if maxPerAdapter < 1 { throw LinkUsageError("--max-per-adapter must be at least 1") }
+        let alias = try arguments.int("max-per-adapter")
+        maxLinks = try arguments.int("max-links") ?? alias ?? 32
+        if !(1...64).contains(maxLinks) { throw LinkUsageError("--max-links must be between 1 and 64") }
         adapter = arguments.string("adapter")
         bus = arguments.string("bus") ?? "system"
     }
@@ -86,7 +88,7 @@ public struct StreamCommand: LinkCommand {
         config.adapters = adapter.map { [$0] } ?? []
         config.selection = DeviceSelection(mode: .list, allow: devices.map { DeviceSelection.isAddress($0) ? $0.uppercased() : $0 })
         config.notify = notify
-        config.maxPerAdapter = maxPerAdapter
+        config.maxLinks = maxLinks
         config.notifyGather = .microseconds(Int64(gatherMilliseconds * 1000))
         config.hrv = HRVEngineConfiguration(rmssdWindow: hrvWindow, sdnnWindow: max(hrvWindow, 300))
         config.jitterSeed = UInt64(truncatingIfNeeded: getpid())

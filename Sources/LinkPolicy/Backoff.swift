@@ -44,7 +44,6 @@ public struct BackoffPolicy: Sendable, Hashable {
         .abortByLocal: BackoffStep(base: 1, cap: 30),
         .inProgress: BackoffStep(base: 0.5, cap: 4),
         .timeout: BackoffStep(base: 5, cap: 120),
-        .noResources: BackoffStep(base: 5, cap: 60),
         .notReady: BackoffStep(base: 2, cap: 30),
         .deviceGone: BackoffStep(base: 1, cap: 10),
         .gattMissing: BackoffStep(base: 2, cap: 60),

@@ -3,10 +3,12 @@
 /// One device's memory of how its connections went, deciding how long to wait before
 /// the next attempt.
 ///
-/// The rule that matters for straps that connect and drop again within seconds
-/// (flapping): a brief success does not reset the backoff. Only a link that stayed up
-/// for `stableAfter` seconds clears the failure count; links shorter than that count as
-/// flaps, and `flapThreshold` of them within `flapWindow` multiply every delay.
+/// A link that delivered data is a success, however short: when it drops, the next
+/// attempt starts at once and the failure count is cleared, because a strap that sends
+/// heart rate is worth every reconnect. Only links that end before delivering anything
+/// (a strap that connects and drops again within seconds) are flaps: they grow the
+/// backoff, and `flapThreshold` of them within `flapWindow` multiply every delay. A link
+/// that stayed up for `stableAfter` seconds counts as a success even without data.
 public struct ReconnectTracker: Sendable {
     public var policy: BackoffPolicy
     /// A link must last this long (seconds) to count as a success.
@@ -41,14 +43,15 @@ public struct ReconnectTracker: Sendable {
     }
 
     /// The link went down after being up. Returns true when it counted as a flap.
-    /// `deviceFault` is false when the cause was not the strap's (bluetoothd restarted,
-    /// the adapter went away): such a loss is neither a flap nor a success.
+    /// `delivered`: the link brought data. `deviceFault` is false when the cause was not
+    /// the strap's (bluetoothd restarted, the adapter went away): such a loss is neither a
+    /// flap nor a success.
     @discardableResult
-    public mutating func linkDown(at now: Double, deviceFault: Bool = true) -> Bool {
+    public mutating func linkDown(at now: Double, delivered: Bool = false, deviceFault: Bool = true) -> Bool {
         defer { connectedAt = nil }
         guard let since = connectedAt, deviceFault else { return false }
         flaps.removeAll { now - $0 > flapWindow }
-        if now - since >= stableAfter {
+        if delivered || now - since >= stableAfter {
             consecutiveFailures = 0
             lastFailure = nil
             return false

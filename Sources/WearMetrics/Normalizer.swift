@@ -71,6 +71,22 @@ public struct WearMetricsNormalizer: Sendable {
         return WearMetrics(timestamp: time, deviceID: deviceID, source: "ble_hrm", metrics: metrics, meta: meta, rrIntervals: rr)
     }
 
+    /// A heart rate heard in an advertisement (no link): `hr` with
+    /// `meta.hr_source = "advertisement"` and no `rr_ms`, so nothing downstream takes it
+    /// for a notification or computes HRV from it.
+    public static func record(advertisedHeartRate bpm: Double, deviceID: String, at time: UTCTimestamp,
+                              deviceMeta: DeviceMeta? = nil) -> WearMetrics {
+        var metrics = KeyValueList<Double>()
+        metrics["hr"] = bpm
+        var meta = KeyValueList<String>()
+        meta["hr_source"] = "advertisement"
+        meta["sensor_contact"] = "detected"
+        if let d = deviceMeta {
+            for e in d.entries.entries where e.key != "hr_source" && e.key != "sensor_contact" { meta.appendNew(e.key, e.value) }
+        }
+        return WearMetrics(timestamp: time, deviceID: deviceID, source: "ble_hrm", metrics: metrics, meta: meta)
+    }
+
     // MARK: Any characteristic
 
     /// The record for any decoded characteristic, or nil when it carries no metric on its

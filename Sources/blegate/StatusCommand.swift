@@ -73,16 +73,24 @@ enum StatusText {
         if r.devices.isEmpty {
             out += "  none\n"
         } else {
-            out += "  " + pad("ADDRESS", 19) + pad("NAME", 20) + pad("STATE", 12) + pad("HR", 5, right: true) + pad("BATT", 6, right: true)
+            out += "  " + pad("ADDRESS", 19) + pad("NAME", 20) + pad("STATE", 17) + pad("HR", 5, right: true) + pad("BATT", 6, right: true)
                 + pad("RSSI", 6, right: true) + pad("RECONN", 8, right: true) + "  " + pad("PAIRED", 7) + "LAST SEEN\n"
             for d in r.devices {
-                out += "  " + pad(d.address, 19) + pad(clip(d.name ?? "-", 19), 20) + pad(d.state, 12)
+                out += "  " + pad(d.address, 19) + pad(clip(d.name ?? "-", 19), 20) + pad(d.state, 17)
                     + pad(d.lastHeartRate.map(String.init) ?? "-", 5, right: true)
                     + pad(d.battery.map { "\($0)%" } ?? "-", 6, right: true)
                     + pad(d.rssi.map(String.init) ?? "-", 6, right: true)
                     + pad(d.reconnects.map(String.init) ?? "-", 8, right: true) + "  "
                     + pad(d.paired ? "yes" : "no", 7) + (d.lastSeen ?? "-") + "\n"
+                if let reason = d.reason, d.state != "streaming" { out += "      " + reason + "\n" }
             }
+        }
+        if let adapters = r.adapters, !adapters.isEmpty {
+            out += "  links: " + adapters.map { a in
+                "\(a.adapter) \(a.links)/\(a.limit)" + (a.connecting > 0 ? " (+\(a.connecting) connecting)" : "")
+                    + (a.learnedLimit != nil ? " learned" : " (limit not known yet, at most \(a.maxLinks))")
+                    + (a.probing ? ", trying one more" : "")
+            }.joined(separator: "; ") + "\n"
         }
         if let rec = r.adapterRecoveries, !rec.isEmpty {
             out += "  adapter recoveries: " + rec.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ") + "\n"

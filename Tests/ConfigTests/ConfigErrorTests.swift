@@ -44,7 +44,9 @@ struct ConfigErrorTests {
     @Test("out of range", arguments: [
         ("[backend]\nbatch_size = 0", "backend.batch_size", "got 0"),
         ("[backend]\nbatch_size = 10001", "backend.batch_size", "got 10001"),
-        ("[bluetooth]\nmax_per_adapter = 99", "bluetooth.max_per_adapter", "from 1 to 32"),
+        ("[bluetooth]\nmax_per_adapter = 99", "bluetooth.max_per_adapter", "from 1 to 64"),
+        ("[bluetooth]\nmax_links = 0", "bluetooth.max_links", "from 1 to 64"),
+        ("[bluetooth]\nmax_links = { hci0 = 100 }", "bluetooth.max_links", "hci0 must be an integer from 1 to 64"),
         ("[cache]\nretention = \"10s\"", "cache.retention", "must be from 1m to"),
         ("[backend]\ninterval = \"10ms\"", "backend.interval", "must be from 100ms to 1h"),
         ("[hrv]\nwindows = [5]", "hrv.windows", "must be from 10s to 1h"),

@@ -58,7 +58,7 @@ struct ConfigParsingTests {
         #expect(c.bluetooth.adapters == ["hci0", "hci1"])
         #expect(c.bluetooth.connect == .list)
         #expect(c.bluetooth.allow == [.address("A0:9E:1A:12:34:56"), .name("Polar H10*")])
-        #expect(c.bluetooth.maxPerAdapter == 5)
+        #expect(c.bluetooth.maxLinks == 5)
         #expect(c.bluetooth.notify == .start)
         #expect(c.bluetooth.adapterReset)
         #expect(c.hrv.windows == [.seconds(60), .seconds(300), .milliseconds(120_500)])
@@ -123,3 +123,33 @@ let exampleFile: String = {
     for _ in 0..<3 { url.deleteLastPathComponent() }
     return url.appendingPathComponent("scripts/blegate.example.toml").path
 }()
+
+@Suite("Link limits and priority in the configuration")
+struct LinkConfigParsingTests {
+    @Test("max_links as one number or per adapter name and address; priority patterns")
+    func maxLinks() throws {
+        let one = try GatewayConfiguration.parse(toml: "[bluetooth]\nmax_links = 9\n")
+        #expect(one.bluetooth.maxLinks == 9)
+        #expect(one.bluetooth.maxLinksByAdapter.isEmpty)
+        let table = try GatewayConfiguration.parse(toml: """
+            [bluetooth]
+            max_links = { hci0 = 5, "00:1a:7d:da:71:13" = 10, default = 7 }
+            priority = ["A0:9E:1A:12:34:56", "Polar H10*"]
+            """)
+        #expect(table.bluetooth.maxLinks == 7)
+        #expect(table.bluetooth.maxLinksByAdapter == ["hci0": 5, "00:1A:7D:DA:71:13": 10])
+        #expect(table.bluetooth.priority.map(\.description) == ["A0:9E:1A:12:34:56", "Polar H10*"])
+        #expect(GatewayConfiguration().bluetooth.maxLinks == 32, "no fixed slot count: a bound the learned limit stays under")
+    }
+
+    @Test("a bad adapter key names the key and the forms it takes")
+    func badKey() {
+        #expect(throws: ConfigError.self) { try GatewayConfiguration.parse(toml: "[bluetooth]\nmax_links = { usb0 = 5 }\n") }
+        do {
+            _ = try GatewayConfiguration.parse(toml: "[bluetooth]\nmax_links = { usb0 = 5 }\n")
+        } catch {
+            #expect(error.description.contains("bluetooth.max_links"))
+            #expect(error.description.contains("adapter names (hci0)"))
+        }
+    }
+}

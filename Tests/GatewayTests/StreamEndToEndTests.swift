@@ -24,6 +24,7 @@ struct StreamEndToEndTests {
             #expect(keys.isSubset(of: ["timestamp", "device_id", "source", "metrics", "meta", "rr_ms"]), "\(line)")
             guard object["source"] as? String == "ble_hrm",
                   let meta = object["meta"] as? [String: String], let contact = meta["sensor_contact"],
+                  meta["hr_source"] != "advertisement",
                   let device = object["device_id"] as? String else { continue }
             let metrics = object["metrics"] as? [String: Double] ?? [:]
             out[device, default: []].append(BeatRecord(hr: metrics["hr"], rr: object["rr_ms"] as? [Double] ?? [], contact: contact))

@@ -11,8 +11,8 @@ struct ConnectFailureTests {
             ("org.bluez.Error.InProgress", "In Progress", .inProgress),
             ("org.bluez.Error.Failed", "Operation already in progress", .inProgress),
             ("org.freedesktop.DBus.Error.NoReply", "Did not receive a reply", .timeout),
-            ("org.bluez.Error.Failed", "Connection Rejected due to Limited Resources (0x0d)", .noResources),
-            ("org.bluez.Error.Failed", "Connection Limit Exceeded (0x09)", .noResources),
+            ("org.bluez.Error.Failed", "le-connection-adapter-not-powered", .notReady),
+            ("org.bluez.Error.NotConnected", "Not Connected", .abortByLocal),
             ("org.bluez.Error.NotReady", "Resource Not Ready", .notReady),
             ("org.freedesktop.DBus.Error.UnknownObject", "Method \"Connect\" with signature \"\" on interface \"org.bluez.Device1\" doesn't exist", .deviceGone),
             ("org.bluez.Error.Failed", "Software caused connection abort", .failed),
@@ -111,41 +111,6 @@ struct ReconnectTrackerTests {
     }
 }
 
-@Suite("Connection slots")
-struct ConnectionSlotsTests {
-    @Test("a rejection lowers the limit to what was held; a quiet spell probes one higher")
-    func learning() {
-        var s = ConnectionSlots(configured: 7, probeAfter: 600)
-        for _ in 0..<4 {
-            let got = s.acquire()
-            #expect(got)
-        }
-        s.rejected(at: 1000)
-        #expect(s.limit == 4)
-        let extra = s.acquire()
-        #expect(!extra, "full at the learned limit")
-        s.probe(now: 1300)
-        #expect(s.limit == 4, "too soon")
-        s.probe(now: 1600)
-        #expect(s.limit == 5)
-        let probed = s.acquire()
-        #expect(probed)
-        s.release()
-        s.release()
-        #expect(s.inUse == 3)
-    }
-
-    @Test("never below one slot, never above the configured number")
-    func bounds() {
-        var s = ConnectionSlots(configured: 2, probeAfter: 1)
-        s.rejected(at: 0)
-        #expect(s.limit == 1)
-        for t in 1...10 { s.probe(now: Double(t) * 2) }
-        #expect(s.limit == 2)
-        #expect(ConnectionSlots(configured: 0).limit == 1)
-    }
-}
-
 @Suite("Device selection")
 struct DeviceSelectionTests {
     @Test("auto follows heart-rate devices; deny wins; allow adds others")
@@ -215,7 +180,7 @@ struct AdapterHealthTests {
         h.connectFailed(.abortByLocal, at: 1)
         h.connectFailed(.timeout, at: 2)
         h.connectFailed(.inProgress, at: 3)
-        h.connectFailed(.noResources, at: 3)
+        h.connectFailed(.gattMissing, at: 3)
         #expect(h.evaluate(now: 4, waiting: 1, streaming: 0, canReset: false) == nil)
         h.connected(at: 5)
         h.connectFailed(.abortByLocal, at: 6)
@@ -241,5 +206,56 @@ struct AdapterHealthTests {
         #expect(noReset.evaluate(now: 400, waiting: 1, streaming: 0, canReset: false)?.0 == .powerCycle, "no CAP_NET_ADMIN: power-cycle again")
         noReset.advertisement(at: 450)
         #expect(noReset.evaluate(now: 700, waiting: 1, streaming: 0, canReset: true)?.0 == .powerCycle, "it worked once: start the ladder over")
+    }
+}
+
+@Suite("BlueZ error classifier")
+struct BlueZErrorKindTests {
+    @Test("names and 5.66 messages")
+    func kinds() {
+        let cases: [(String, String, BlueZErrorKind)] = [
+            ("org.bluez.Error.InProgress", "Operation already in progress", .inProgress),
+            ("org.bluez.Error.Failed", "Operation already in progress", .inProgress),
+            ("org.bluez.Error.Failed", "le-connection-abort-by-local", .abortByLocal),
+            ("org.bluez.Error.Failed", "No discovery started", .noDiscoveryStarted),
+            ("org.bluez.Error.NotPermitted", "Notify acquired", .notifyAcquired),
+            ("org.bluez.Error.NotPermitted", "Read not permitted", .notPermitted),
+            ("org.bluez.Error.Failed", "Not connected", .notConnected),
+            ("org.bluez.Error.NotConnected", "Not Connected", .notConnected),
+            ("org.bluez.Error.NotSupported", "Operation is not supported", .notSupported),
+            ("org.freedesktop.DBus.Error.ServiceUnknown", "The name org.bluez was not provided", .doesNotExist),
+            ("org.bluez.Error.DoesNotExist", "Does Not Exist", .doesNotExist),
+            ("org.freedesktop.DBus.Error.NoReply", "Did not receive a reply", .timeout),
+            ("org.bluez.Error.Failed", "Connection Limit Exceeded (0x09)", .failed),
+            ("org.bluez.Error.AlreadyExists", "Already Exists", .alreadyExists),
+            ("org.example.Other", "", .other),
+        ]
+        for (name, message, kind) in cases {
+            #expect(BlueZErrorKind.classify(name: name, message: message) == kind, "\(name): \(message)")
+        }
+    }
+}
+
+@Suite("Links that deliver are kept")
+struct DeliveredLinkTests {
+    @Test("a short link that delivered data is a success: no backoff, no flap")
+    func delivered() {
+        var t = ReconnectTracker(policy: BackoffPolicy(jitter: 0), stableAfter: 10, flapWindow: 600, flapThreshold: 3, seed: 1)
+        t.failed(.abortByLocal)
+        t.failed(.abortByLocal)
+        for i in 0..<5 {
+            t.linkUp(at: Double(i * 10))
+            let flap = t.linkDown(at: Double(i * 10) + 8, delivered: true)
+            #expect(!flap)
+            let delay = t.nextDelay(now: Double(i * 10) + 8)
+            #expect(delay == 0)
+        }
+        #expect(!t.isFlapping(now: 50))
+        #expect(t.consecutiveFailures == 0)
+        t.linkUp(at: 100)
+        let flap = t.linkDown(at: 101, delivered: false)
+        #expect(flap, "a link that brought nothing is a flap")
+        let delay = t.nextDelay(now: 101)
+        #expect(delay == 1)
     }
 }

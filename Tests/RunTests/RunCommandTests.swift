@@ -127,7 +127,7 @@ func committedBeats(path: String) async throws -> [String: [BeatRecord]] {
         let page = try await cache.storedRecords(after: after, limit: 5000)
         guard let last = page.last else { break }
         after = last.sequence
-        for s in page where s.record.source == "ble_hrm" {
+        for s in page where s.record.source == "ble_hrm" && s.record.meta["hr_source"] != "advertisement" {
             guard let contact = s.record.meta["sensor_contact"] else { continue }
             out[s.record.deviceID, default: []].append(BeatRecord(hr: s.record[metric: "hr"], rr: s.record.rrIntervals ?? [], contact: contact))
         }

@@ -79,7 +79,8 @@ struct RunFixture {
 extension BeatRecord {
     /// A stored backend record, if it is a heart-rate record.
     static func from(_ json: JSON) -> BeatRecord? {
-        guard json["source"]?.string == "ble_hrm", let contact = json["meta"]?["sensor_contact"]?.string else { return nil }
+        guard json["source"]?.string == "ble_hrm", json["meta"]?["hr_source"]?.string != "advertisement",
+              let contact = json["meta"]?["sensor_contact"]?.string else { return nil }
         return BeatRecord(hr: json["metrics"]?["hr"]?.number, rr: json["rr_ms"]?.array?.compactMap(\.number) ?? [], contact: contact)
     }
 }
