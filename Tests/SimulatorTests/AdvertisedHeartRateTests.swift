@@ -150,6 +150,22 @@ struct AdvertisedHeartRateTests {
         }
     }
 
+    @Test("A class of 80: every strap discovered, exactly the 40 advertisers show a Polar block, the 10 broadcast-only without 180D")
+    func classOf80() async throws {
+        try await withSimulator({ $0.straps = 80; $0.advertising = 40; $0.advertisingOnly = 10 }) { h in
+            _ = try await h.discover(count: 80)
+            let objects = try await h.managedObjects()
+            let devices = objects.values.compactMap { $0[Self.device] }
+            #expect(devices.count == 80)
+            let polar = devices.filter { d in d["ManufacturerData"]?.dictionaryEntries?.contains { $0.key == .uint16(0x006B) } == true }
+            #expect(polar.count == 40)
+            let heartRateService = bluetoothUUID(0x180D)
+            let unconnectable = devices.filter { !($0["UUIDs"]?.stringArrayValue ?? []).contains(heartRateService) }
+            #expect(unconnectable.count == 10)
+            #expect(unconnectable.allSatisfy { $0["Name"]?.stringValue?.hasPrefix("Polar H9 ") == true })
+        }
+    }
+
     @Test("Without --advertising an H10 shows its catalog block until it notifies, then the notified rate")
     func classicH10() async throws {
         try await withSimulator({ $0.straps = 1 }) { h in
