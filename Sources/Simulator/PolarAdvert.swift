@@ -44,7 +44,9 @@ extension SimulatedBlueZ {
             return
         }
         guard now - advert.updatedAt >= PolarAdvert.periodMilliseconds else { return }
-        let pumped = straps[s].clockByPump && now - (straps[s].clockAt ?? -.infinity) < 1500
+        // Notifications move the stream while they keep coming (the last within 1.5
+        // notification periods, at least 1.5 s); the advertisement then only reads it.
+        let pumped = straps[s].clockByPump && now - (straps[s].clockAt ?? -.infinity) < 1500 * max(1, 1 / rate)
         if pumped {
             guard straps[s].stream.notificationCount != advert.notificationMark else { return }
         } else if realTimeClass {
