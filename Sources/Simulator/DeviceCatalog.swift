@@ -8,16 +8,29 @@ public enum DeviceModel: String, Sendable, CaseIterable, Codable {
     case wahooTickr = "wahoo-tickr"
     case coospoH6 = "coospo-h6"
     case garminForerunner255 = "garmin-forerunner-255"
+    /// A Polar strap that is only heard: heart rate in its advertisements, no
+    /// connectable Heart Rate service (a strap in broadcast mode, or one whose two
+    /// connections are taken by other centrals).
+    case polarBroadcast = "polar-broadcast"
 
     /// The order in which `--straps N` fills the room.
     public static let straps: [DeviceModel] = [.polarH10, .garminHRMPro, .wahooTickr, .coospoH6]
+    /// The straps that carry no heart rate in their advertisements, in the order that
+    /// fills the rest of the room when `--advertising` is given.
+    public static let silentStraps: [DeviceModel] = [.garminHRMPro, .wahooTickr, .coospoH6]
     public static let watches: [DeviceModel] = [.garminForerunner255]
+
+    /// Puts Polar's heart-rate block (company 0x006B) in its advertisements.
+    public var advertisesHeartRate: Bool { self == .polarH10 || self == .polarBroadcast }
+
+    /// Answers an LE connection request.
+    public var connectable: Bool { self != .polarBroadcast }
 
     public var traits: HeartRateTraits {
         switch self {
         // Polar H10: uint8 HR with RR, no contact bits and no energy (its firmware
         // reports neither, as bleakheart notes).
-        case .polarH10: HeartRateTraits(contactSupported: false)
+        case .polarH10, .polarBroadcast: HeartRateTraits(contactSupported: false)
         case .garminHRMPro: HeartRateTraits(energySupported: true, zeroWithoutContact: true)
         case .wahooTickr: HeartRateTraits(energySupported: true)
         // Budget straps often send the uint16 format for any value.
@@ -29,7 +42,7 @@ public enum DeviceModel: String, Sendable, CaseIterable, Codable {
 
     var manufacturer: String {
         switch self {
-        case .polarH10: "Polar Electro Oy"
+        case .polarH10, .polarBroadcast: "Polar Electro Oy"
         case .garminHRMPro, .garminForerunner255: "Garmin International"
         case .wahooTickr: "Wahoo Fitness"
         case .coospoH6: "COOSPO"
@@ -39,6 +52,7 @@ public enum DeviceModel: String, Sendable, CaseIterable, Codable {
     var modelNumber: String {
         switch self {
         case .polarH10: "H10"
+        case .polarBroadcast: "H9"
         case .garminHRMPro: "HRM-Pro"
         case .wahooTickr: "TICKR"
         case .coospoH6: "H6"
@@ -48,7 +62,7 @@ public enum DeviceModel: String, Sendable, CaseIterable, Codable {
 
     var firmware: String {
         switch self {
-        case .polarH10: "3.1.1"
+        case .polarH10, .polarBroadcast: "3.1.1"
         case .garminHRMPro: "4.10"
         case .wahooTickr: "2.1.5"
         case .coospoH6: "V1.2.6"
@@ -58,7 +72,7 @@ public enum DeviceModel: String, Sendable, CaseIterable, Codable {
 
     var hardware: String {
         switch self {
-        case .polarH10: "00760690.03"
+        case .polarH10, .polarBroadcast: "00760690.03"
         case .garminHRMPro: "HRM-Pro 1"
         case .wahooTickr: "WF-TICKR-A"
         case .coospoH6: "H6_V2.0"
@@ -68,7 +82,7 @@ public enum DeviceModel: String, Sendable, CaseIterable, Codable {
 
     var software: String {
         switch self {
-        case .polarH10: "3.1.1"
+        case .polarH10, .polarBroadcast: "3.1.1"
         case .garminHRMPro: "4.10"
         case .wahooTickr: "2.1.5"
         case .coospoH6: "V1.2.6"
@@ -91,7 +105,7 @@ public enum DeviceModel: String, Sendable, CaseIterable, Codable {
     /// The ATT MTU this model ends up with against BlueZ (which offers 517).
     var mtu: UInt16 {
         switch self {
-        case .polarH10: 232
+        case .polarH10, .polarBroadcast: 232
         case .garminHRMPro, .garminForerunner255: 247
         case .wahooTickr, .coospoH6: 23
         }
@@ -108,16 +122,18 @@ public enum DeviceModel: String, Sendable, CaseIterable, Codable {
     /// Connection set-up (LE Create Connection → ATT ready), ms.
     var connectDelay: ClosedRange<Double> {
         switch self {
-        case .polarH10: 60...260
+        case .polarH10, .polarBroadcast: 60...260
         case .garminHRMPro, .garminForerunner255: 80...340
         case .wahooTickr: 40...180
         case .coospoH6: 50...220
         }
     }
 
-    var advertisedServices: [UInt16] {
+    public var advertisedServices: [UInt16] {
         switch self {
         case .polarH10: [0x180D, 0xFEEE]
+        // Polar's own 16-bit UUID only: nothing a Heart Rate filter would match.
+        case .polarBroadcast: [0xFEEE]
         case .garminHRMPro: [0x180D]
         case .wahooTickr: [0x180D, 0x180F]
         case .coospoH6: [0x180D, 0x180F]
@@ -147,14 +163,19 @@ extension String {
     }
 }
 
-/// Builds the room: `straps` chest straps (cycling through the strap models) and
-/// `watches` watches in HR-broadcast mode, all from one seed.
+/// Builds the room: `straps` chest straps and `watches` watches in HR-broadcast
+/// mode, all from one seed. Without `advertising` the straps cycle through
+/// `DeviceModel.straps`; with it, exactly `advertising` straps carry heart rate in
+/// their advertisements (`advertisingOnly` of them the broadcast-only model), spread
+/// evenly through the room, and the rest cycle through `DeviceModel.silentStraps`.
+/// A device's identity depends only on the seed, its index and its model.
 public enum DeviceCatalog {
-    public static func devices(seed: UInt64, straps: Int, watches: Int) -> [VirtualDeviceIdentity] {
+    public static func devices(seed: UInt64, straps: Int, watches: Int,
+                               advertising: Int? = nil, advertisingOnly: Int = 0) -> [VirtualDeviceIdentity] {
         let root = SeededRandom(seed: seed)
         var out: [VirtualDeviceIdentity] = []
         var used = Set<String>()
-        var models: [DeviceModel] = (0..<max(0, straps)).map { DeviceModel.straps[$0 % DeviceModel.straps.count] }
+        var models = strapModels(straps: max(0, straps), advertising: advertising, advertisingOnly: advertisingOnly)
         models += (0..<max(0, watches)).map { DeviceModel.watches[$0 % DeviceModel.watches.count] }
         for (i, model) in models.enumerated() {
             var rng = root.derived("device", i)
@@ -166,6 +187,26 @@ public enum DeviceCatalog {
             out.append(identity)
         }
         return out
+    }
+
+    /// The strap models in room order. Advertisers are placed where `k * n / count`
+    /// steps (an even spread); among them, the broadcast-only ones the same way.
+    static func strapModels(straps n: Int, advertising: Int?, advertisingOnly: Int) -> [DeviceModel] {
+        guard let advertising else { return (0..<n).map { DeviceModel.straps[$0 % DeviceModel.straps.count] } }
+        let a = min(max(0, advertising), n), m = min(max(0, advertisingOnly), a)
+        func spread(_ k: Int, _ count: Int, _ total: Int) -> Bool { (k + 1) * count / total > k * count / total }
+        var models: [DeviceModel] = []
+        var heard = 0, silent = 0
+        for i in 0..<n {
+            if spread(i, a, n) {
+                models.append(spread(heard, m, a) ? .polarBroadcast : .polarH10)
+                heard += 1
+            } else {
+                models.append(DeviceModel.silentStraps[silent % DeviceModel.silentStraps.count])
+                silent += 1
+            }
+        }
+        return models
     }
 
     static func hex(_ value: UInt64, digits: Int) -> String {
@@ -192,22 +233,26 @@ public enum DeviceCatalog {
 
     /// Polar's heart-rate broadcast block as the public Polar BLE SDK reads it: flags
     /// (bit 1 sensor contact, bits 2-4 a frame counter, bit 6 clear = heart rate), a
-    /// 5 kHz code, then fast- and slow-average heart rate. Advertisement data is fixed
-    /// per device here (it does not follow the physiology), so it carries a resting rate.
+    /// 5 kHz code, then fast- and slow-average heart rate. The catalog's value (a
+    /// resting rate, counter 1) is what a strap advertises until its first live one.
     static func polarBroadcast(restingHeartRate hr: UInt8) -> [UInt8] {
-        [0x02 | (1 << 2), 0x00, hr, hr]
+        polarBlock(contact: true, counter: 1, fast: hr, slow: hr)
+    }
+
+    static func polarBlock(contact: Bool, counter: UInt8, fast: UInt8, slow: UInt8) -> [UInt8] {
+        [(contact ? 0x02 : 0x00) | ((counter & 0x07) << 2), 0x00, fast, slow]
     }
 
     static func make(index: Int, model: DeviceModel, rng: inout SeededRandom) -> VirtualDeviceIdentity {
         let seed = rng.next()
         switch model {
-        case .polarH10:
+        case .polarH10, .polarBroadcast:
             // Polar uses its public OUI; the printed device ID doubles as the name suffix.
             let tail = (0..<3).map { _ in UInt8(truncatingIfNeeded: rng.next()) }
             let id = hex(rng.next() & 0xFFFF_FFFF, digits: 8)
             return VirtualDeviceIdentity(
                 index: index, model: model, address: address([0xA0, 0x9E, 0x1A] + tail), addressType: "public",
-                name: "Polar H10 \(id)", serialNumber: String(rng.next() % 10_000_000_000),
+                name: "Polar \(model.modelNumber) \(id)", serialNumber: String(rng.next() % 10_000_000_000),
                 manufacturerData: [0x006B: polarBroadcast(restingHeartRate: UInt8(55 + rng.next() % 30))], seed: seed)
         case .garminHRMPro:
             let ant = rng.int(100_000...999_999)

@@ -54,6 +54,18 @@ enum FaultControl {
                 await sim?.returnAdapter(Int(inv.arguments[0].integerValue ?? 0))
                 return []
             },
+            DBusMethod("SetLinkLimit", in: [DBusArgument("index", "u"), DBusArgument("limit", "u")]) { [weak sim] inv in
+                try await sim?.setLinkLimit(Int(inv.arguments[0].integerValue ?? 0), Int(inv.arguments[1].integerValue ?? 0))
+                return []
+            },
+            DBusMethod("LinkCounts", out: [DBusArgument("counts", "au")]) { [weak sim] _ in
+                let counts = await sim?.linkCounts() ?? []
+                return [.array(element: "u", counts.map { .uint32(UInt32($0)) })]
+            },
+            DBusMethod("SetWorn", in: [DBusArgument("device", "s"), DBusArgument("worn", "b")],
+                       out: [DBusArgument("affected", "u")]) { [weak sim] inv in
+                [.uint32(UInt32(await sim?.setWorn(inv.arguments[0].stringValue ?? "", worn: inv.arguments[1].boolValue ?? true) ?? 0))]
+            },
             DBusMethod("SetPowered", in: [DBusArgument("index", "u"), DBusArgument("powered", "b")]) { [weak sim] inv in
                 try await sim?.setAdapterPowered(Int(inv.arguments[0].integerValue ?? 0), inv.arguments[1].boolValue ?? true)
                 return []
@@ -80,6 +92,9 @@ enum FaultControl {
             DBusProperty("MalformedRate", "d", value: .double(c.malformedRate)),
             DBusProperty("ConnectFailRate", "d", value: .double(c.connectFailRate)),
             DBusProperty("Restarts", "u", value: .uint32(0)),
+            DBusProperty("LinkLimits", "au", value: .array(element: "u", (0..<c.adapters).map { i in
+                .uint32(UInt32(c.linkLimits.indices.contains(i) ? c.linkLimits[i] : 0))
+            })),
         ])
     }
 }
@@ -168,11 +183,47 @@ extension SimulatedBlueZ {
 
     /// Removes adapter `index`; it comes back after `returnAfter` seconds (never if ≤ 0).
     public func removeAdapter(_ index: Int, returnAfter: Double) {
+        guard !stopped else { return }
+        if adapterPresent.indices.contains(index), adapterPresent[index] {
+            log("hci\(index) unplugged" + (returnAfter > 0 ? ", back in \(returnAfter) s" : ""))
+        }
         removeAdapter(index)
         guard returnAfter > 0 else { return }
-        Task { [weak self] in
+        adapterTasks.removeAll { $0.isCancelled }
+        adapterTasks.append(Task { [weak self] in
             try? await Task.sleep(for: .seconds(returnAfter))
+            guard !Task.isCancelled else { return }
             await self?.returnAdapter(index)
+        })
+    }
+
+    /// The link limit of adapter `index` (nil: none).
+    func linkLimit(_ index: Int) -> Int? {
+        guard linkLimits.indices.contains(index), linkLimits[index] > 0 else { return nil }
+        return linkLimits[index]
+    }
+
+    /// Changes adapter `index`'s link limit (0: none). Links above a lowered limit stay
+    /// up, as a controller keeps them; only new connections are refused.
+    public func setLinkLimit(_ index: Int, _ limit: Int) throws(DBusError) {
+        guard (0..<configuration.adapters).contains(index) else {
+            throw DBusError(.invalidArgs, "no adapter \(index) (there are \(configuration.adapters))")
+        }
+        guard limit >= 0 else { throw DBusError(.invalidArgs, "a link limit cannot be negative") }
+        if linkLimits.count <= index { linkLimits += Array(repeating: 0, count: index + 1 - linkLimits.count) }
+        linkLimits[index] = limit
+        controlProperty("LinkLimits", .array(element: "u", linkLimitValues.map { .uint32(UInt32($0)) }))
+    }
+
+    /// One limit per configured adapter (0: none).
+    var linkLimitValues: [Int] {
+        (0..<configuration.adapters).map { linkLimits.indices.contains($0) ? linkLimits[$0] : 0 }
+    }
+
+    /// How many connected devices each configured adapter holds now (0 while absent).
+    public func linkCounts() -> [Int] {
+        (0..<configuration.adapters).map { index in
+            daemon?.adapters[index]?.devices.values.filter(\.connected).count ?? 0
         }
     }
 

@@ -40,9 +40,12 @@ extension SimulatedBlueZ {
         guard let (d, _, device) = try? self.device(g, i, address), device.connected, device.linkEpoch == epoch else { return false }
         guard device.servicesResolved, let hr = device.heartRateCharacteristic else { return true }
         let s = device.strap
-        for _ in 0..<count {
+        var advanced = false
+        // A strap off the skin sends nothing (a real H10 stops notifying).
+        for _ in 0..<(straps[s].worn ? count : 0) {
             guard let sessions = device.sessions[hr], !sessions.isEmpty else { break }
             let measurement = straps[s].stream.next(interval: 1 / rate)
+            advanced = true
             var bytes = measurement.bytes
             let malformed = straps[s].malformedRNG.chance(malformedRate)
             if malformed {
@@ -52,6 +55,10 @@ extension SimulatedBlueZ {
             if send(bytes, device: device, characteristic: hr, sessions: sessions, in: d, sequence: sequence, malformed: malformed) {
                 straps[s].heartRateSequence += 1
             }
+        }
+        if advanced {
+            straps[s].clockByPump = true
+            straps[s].clockAt = Clock.monotonicMilliseconds()
         }
         let level = straps[s].stream.batteryPercent
         if device.lastBattery != level {

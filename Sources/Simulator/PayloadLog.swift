@@ -32,6 +32,28 @@ public struct PayloadRecord: Sendable, Hashable {
     }
 }
 
+/// One new heart-rate value a strap put in its advertisements (Polar's block of
+/// company 0x006B): logged once per strap and value, however many adapters hear it.
+public struct AdvertRecord: Sendable, Hashable {
+    public var address: String
+    /// The block's frame counter (0-7).
+    public var counter: Int
+    /// The slow average, which Polar's apps show (and a notification carries).
+    public var heartRate: Int
+    public var fastHeartRate: Int
+    /// The manufacturer data after the company ID.
+    public var bytes: [UInt8]
+    public var monotonicMilliseconds: Double
+    public var wallMilliseconds: Int64
+
+    /// One JSON line; `"kind":"advert"` tells it from a notification line (which has no `kind`).
+    public var jsonLine: String {
+        let mono = (monotonicMilliseconds * 1000).rounded() / 1000
+        return "{\"kind\":\"advert\",\"address\":\"\(address)\",\"counter\":\(counter),\"hr\":\(heartRate),"
+            + "\"fast_hr\":\(fastHeartRate),\"hex\":\"\(bytes.hexString)\",\"mono_ms\":\(mono),\"wall_ms\":\(wallMilliseconds)}"
+    }
+}
+
 /// The record of every payload sent, so a test can prove that what the gateway
 /// reports equals what the "straps" sent. Written as JSON lines; also kept in
 /// memory (bounded) for in-process tests.
@@ -40,6 +62,7 @@ public final class PayloadLog: Sendable {
         var file: UnsafeMutablePointer<FILE>?
         var lastFlush: Double = 0
         var records: [PayloadRecord] = []
+        var adverts: [AdvertRecord] = []
     }
 
     public let path: String?
@@ -72,15 +95,28 @@ public final class PayloadLog: Sendable {
         state.withLock { s in
             s.records.append(record)
             if s.records.count > memoryLimit { s.records.removeFirst(memoryLimit / 4) }
-            guard let f = s.file else { return }
-            fputs(line, f)
-            // Flush at most every 20 ms: tests read the file while the simulator runs,
-            // benchmarks at thousands of notifications a second must not pay a write each.
-            let now = Clock.monotonicMilliseconds()
-            if now - s.lastFlush >= 20 {
-                fflush(f)
-                s.lastFlush = now
-            }
+            Self.write(line, &s)
+        }
+    }
+
+    /// Flushes at most every 20 ms: tests read the file while the simulator runs,
+    /// benchmarks at thousands of notifications a second must not pay a write each.
+    private static func write(_ line: String, _ s: inout State) {
+        guard let f = s.file else { return }
+        fputs(line, f)
+        let now = Clock.monotonicMilliseconds()
+        if now - s.lastFlush >= 20 {
+            fflush(f)
+            s.lastFlush = now
+        }
+    }
+
+    func appendAdvert(_ record: AdvertRecord) {
+        let line = record.jsonLine + "\n"
+        state.withLock { s in
+            s.adverts.append(record)
+            if s.adverts.count > memoryLimit { s.adverts.removeFirst(memoryLimit / 4) }
+            Self.write(line, &s)
         }
     }
 
@@ -98,7 +134,15 @@ public final class PayloadLog: Sendable {
         }
     }
 
-    /// Records kept in memory, oldest first, optionally for one device address.
+    /// Advertised heart-rate values kept in memory, oldest first, optionally for one address.
+    public func adverts(address: String? = nil) -> [AdvertRecord] {
+        state.withLock { s in
+            guard let address else { return s.adverts }
+            return s.adverts.filter { $0.address == address }
+        }
+    }
+
+    /// Notification records kept in memory, oldest first, optionally for one device address.
     public func records(address: String? = nil) -> [PayloadRecord] {
         state.withLock { s in
             guard let address else { return s.records }

@@ -257,30 +257,44 @@ extension SimulatedBlueZ {
     }
 
     /// Delivers the advertising reports that are due: new devices appear
-    /// (InterfacesAdded), known ones get a fresh RSSI.
+    /// (InterfacesAdded), known ones get a fresh RSSI. A Polar strap's new heart-rate
+    /// block is reported at once (changed data passes the controller's duplicate
+    /// filter), as a ManufacturerData change on this adapter's object.
     func scanTick(_ g: Int, _ i: Int) {
         guard let (d, a) = try? adapter(g, i), a.discovering else { return }
         let now = Clock.monotonicMilliseconds()
         let filters = a.sessions.map { a.filters[$0] }
+        // Without a filter bluetoothd only reports RSSI changes of 8 dBm or more.
+        let anyFilter = filters.contains { $0 != nil }
         for index in straps.indices {
-            guard let due = a.nextReport[index], due <= now else { continue }
-            a.nextReport[index] = now + straps[index].scanRNG.uniform(0.6...1.4) * configuration.advertisingInterval * 1000
+            var due = false
+            if let next = a.nextReport[index], next <= now {
+                a.nextReport[index] = now + straps[index].scanRNG.uniform(0.6...1.4) * configuration.advertisingInterval * 1000
+                due = true
+            }
             guard straps[index].advertising else { continue }
-            let rssi = straps[index].nextRSSI()
+            if straps[index].advert != nil { refreshAdvert(index, now: now) }
             let identity = straps[index].identity
+            let known = a.devices[identity.address]
+            let fresh = known != nil && straps[index].advert.map { $0.serial != known!.advertSerial } == true
+            guard due || fresh else { continue }
+            let rssi = due ? straps[index].nextRSSI() : straps[index].currentRSSI
             let visible = filters.contains { f in f.map { $0.matches(identity, rssi: rssi) } ?? true }
             guard visible else { continue }
-            if let device = a.devices[identity.address] {
+            if let device = known {
                 device.lastSeen = now
-                // Without a filter bluetoothd only reports RSSI changes of 8 dBm or more.
-                let anyFilter = filters.contains { $0 != nil }
+                var updates: [(String, DBusValue?)] = []
                 let last = device.reportedRSSI
-                if anyFilter || last == nil || abs(Int(last!) - Int(rssi)) >= 8 {
+                if due, anyFilter || last == nil || abs(Int(last!) - Int(rssi)) >= 8 {
                     device.reportedRSSI = rssi
-                    var updates: [(String, DBusValue?)] = [("RSSI", .int16(rssi))]
+                    updates.append(("RSSI", .int16(rssi)))
                     if let tx = identity.model.txPower { updates.append(("TxPower", .int16(tx))) }
-                    d.server.setProperties(device.path, "org.bluez.Device1", updates)
                 }
+                if fresh, let advert = straps[index].advert {
+                    device.advertSerial = advert.serial
+                    updates.append(("ManufacturerData", manufacturerValue(index)))
+                }
+                if !updates.isEmpty { d.server.setProperties(device.path, "org.bluez.Device1", updates) }
             } else {
                 let device = SimDevice(strap: index, adapter: a.index, path: a.path.appending(identity.objectName), lastSeen: now)
                 device.reportedRSSI = rssi
@@ -316,14 +330,25 @@ extension SimulatedBlueZ {
         }
     }
 
-    /// The controller vanishes (USB unplug, hci reset): its devices go first, deepest
-    /// objects first, then the adapter.
+    /// The controller vanishes (USB unplug, hci reset), in the order 5.66 shows it:
+    /// the kernel powers the controller down first (every link drops: Connected=false;
+    /// then Discovering and Powered false), then Index Removed takes the devices
+    /// (deepest objects first) and the adapter (InterfacesRemoved).
     func removeAdapter(_ index: Int) {
         guard adapterPresent.indices.contains(index) else { return }
         adapterPresent[index] = false
         guard let d = daemon, let a = d.adapters[index] else { return }
         a.scanTask?.cancel()
-        for device in Array(a.devices.values) {
+        a.scanTask = nil
+        for device in a.devices.values.sorted(by: { $0.strap < $1.strap }) where device.connected {
+            dropLink(device, in: d)
+        }
+        var updates: [(String, DBusValue?)] = [("Powered", .bool(false))]
+        if a.discovering { updates.append(("Discovering", .bool(false))) }
+        a.discovering = false
+        a.powered = false
+        d.server.setProperties(a.path, "org.bluez.Adapter1", updates)
+        for device in a.devices.values.sorted(by: { $0.strap < $1.strap }) {
             removeDevice(device, from: a, in: d)
         }
         d.adapters[index] = nil
@@ -333,6 +358,7 @@ extension SimulatedBlueZ {
     func returnAdapter(_ index: Int) {
         guard adapterPresent.indices.contains(index), !adapterPresent[index] else { return }
         adapterPresent[index] = true
+        log("hci\(index) back")
         guard let d = daemon else { return }
         try? addAdapter(index, to: d)
     }

@@ -33,6 +33,10 @@ public actor SimulatedBlueZ {
     var housekeeping: Task<Void, Never>?
     var linkLossTask: Task<Void, Never>?
     var restartTask: Task<Void, Never>?
+    /// Scheduled unplugs and pending adapter returns.
+    var adapterTasks: [Task<Void, Never>] = []
+    /// Per-adapter LE link limits (0 or missing: none).
+    var linkLimits: [Int]
     var stopped = false
     /// How many simulated bluetoothd restarts have completed.
     public private(set) var restarts = 0
@@ -42,11 +46,12 @@ public actor SimulatedBlueZ {
     public internal(set) var droppedNotifications = 0
 
     public init(configuration: SimulatorConfiguration, bus: DBusBusAddress) throws(SimulatorError) {
-        guard configuration.adapters >= 0, configuration.adapters <= 16 else { throw SimulatorError("--adapters must be 0...16") }
-        guard configuration.rate > 0, configuration.rate <= 100_000 else { throw SimulatorError("--rate must be in (0, 100000]") }
+        try configuration.validate()
         self.configuration = configuration
         self.bus = bus
-        self.devices = DeviceCatalog.devices(seed: configuration.seed, straps: configuration.straps, watches: configuration.watches)
+        self.devices = DeviceCatalog.devices(seed: configuration.seed, straps: configuration.straps, watches: configuration.watches,
+                                             advertising: configuration.advertising, advertisingOnly: configuration.advertisingOnly)
+        self.linkLimits = configuration.linkLimits
         self.payloadLog = try PayloadLog(path: configuration.payloadLogPath)
         let root = SeededRandom(seed: configuration.seed)
         self.straps = devices.map { VirtualStrap(identity: $0, root: root) }
@@ -79,6 +84,13 @@ public actor SimulatedBlueZ {
                 await self?.housekeep()
             }
         }
+        for unplug in configuration.unplugs {
+            adapterTasks.append(Task { [weak self] in
+                try? await Task.sleep(for: .seconds(unplug.at))
+                guard !Task.isCancelled else { return }
+                await self?.removeAdapter(unplug.adapter, returnAfter: unplug.duration)
+            })
+        }
         if let every = configuration.linkLossEvery, every > 0 {
             linkLossTask = Task { [weak self] in
                 while !Task.isCancelled {
@@ -96,6 +108,8 @@ public actor SimulatedBlueZ {
         housekeeping?.cancel()
         linkLossTask?.cancel()
         restartTask?.cancel()
+        for task in adapterTasks { task.cancel() }
+        adapterTasks.removeAll()
         await tearDownDaemon()
         if let c = controlConnection {
             try? await c.releaseName(Self.controlBusName)

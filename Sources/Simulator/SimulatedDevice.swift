@@ -16,6 +16,14 @@ struct VirtualStrap {
     var connectRNG: SeededRandom
     var malformedRNG: SeededRandom
     var rssi: Double
+    /// Off the skin (on a hook): no notifications, an advertisement without contact.
+    var worn = true
+    /// The live Polar heart-rate block, for models that advertise one.
+    var advert: PolarAdvert?
+    /// When the heart-rate stream last advanced (monotonic ms), and whether the
+    /// notification pump moved it (else advertising did).
+    var clockAt: Double?
+    var clockByPump = false
 
     init(identity: VirtualDeviceIdentity, root: SeededRandom) {
         self.identity = identity
@@ -26,6 +34,20 @@ struct VirtualStrap {
         connectRNG = r.derived("connect")
         malformedRNG = r.derived("malformed")
         rssi = rssiRNG.uniform(-88 ... -52)
+        if identity.model.advertisesHeartRate {
+            let bytes = identity.manufacturerData[PolarAdvert.companyID] ?? DeviceCatalog.polarBroadcast(restingHeartRate: 60)
+            advert = PolarAdvert(bytes: bytes, counter: (bytes[0] >> 2) & 0x07)
+        }
+    }
+
+    /// The RSSI of the last report, for a report that only carries new data.
+    var currentRSSI: Int16 { Int16(rssi.rounded()) }
+
+    /// Manufacturer data as the strap advertises it now.
+    var manufacturerData: [UInt16: [UInt8]] {
+        var data = identity.manufacturerData
+        if let advert { data[PolarAdvert.companyID] = advert.bytes }
+        return data
     }
 
     /// A slow random walk around the strap's distance, with fast fading on top.
@@ -47,6 +69,8 @@ final class SimDevice {
     var temporary = true
     var lastSeen: Double
     var reportedRSSI: Int16?
+    /// The strap's `PolarAdvert.serial` this object last showed.
+    var advertSerial = 0
     var gattExported = false
     var battery1 = false
     var services: [ServiceSpec] = []
@@ -79,9 +103,8 @@ extension SimulatedBlueZ {
     /// this device (Class, Icon, Modalias, ServiceData, WakeAllowed ...) stay absent.
     func deviceInterface(_ id: VirtualDeviceIdentity, _ device: SimDevice, adapter a: SimAdapter, generation g: Int, rssi: Int16) -> DBusInterface {
         let i = a.index, address = id.address, name = id.name
-        let manufacturer: DBusValue? = id.manufacturerData.isEmpty ? nil : .dictionary(
-            key: "q", value: "v",
-            id.manufacturerData.sorted { $0.key < $1.key }.map { DBusDictEntry(.uint16($0.key), .variant(.bytes($0.value))) })
+        let manufacturer = manufacturerValue(device.strap)
+        device.advertSerial = straps[device.strap].advert?.serial ?? 0
         return DBusInterface("org.bluez.Device1", methods: [
             DBusMethod("Disconnect") { [weak self] _ in
                 try await self?.disconnect(g, i, address)
@@ -141,10 +164,16 @@ extension SimulatedBlueZ {
         let delay = straps[s].connectRNG.uniform(straps[s].identity.model.connectDelay)
         try? await Task.sleep(for: .milliseconds(delay))
         guard (try? self.device(g, i, address)) != nil, a.powered else { throw BlueZError.failed(BlueZError.leAbortByLocal) }
+        if let limit = linkLimit(i), a.devices.values.filter(\.connected).count >= limit {
+            // The controller refuses LE Create Connection (Connection Limit Exceeded or
+            // Memory Capacity Exceeded); 5.66's device.c reports either as this errno text.
+            throw BlueZError.failed(BlueZError.leAbortByLocal)
+        }
         if shouldFailConnect(s) {
             throw BlueZError.failed(BlueZError.leAbortByLocal)
         }
-        if !straps[s].advertising || (straps[s].linkedAdapter != nil && straps[s].linkedAdapter != i) {
+        if !straps[s].advertising || !straps[s].identity.model.connectable
+            || (straps[s].linkedAdapter != nil && straps[s].linkedAdapter != i) {
             // Nobody answers the connection request; the kernel gives up.
             try? await Task.sleep(for: .seconds(configuration.connectTimeout))
             throw BlueZError.failed(BlueZError.leAbortByLocal)

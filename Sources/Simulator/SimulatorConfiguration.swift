@@ -34,6 +34,97 @@ public struct SimulatorConfiguration: Sendable {
     public var advertisingInterval = 1.0
     /// Delay before the restarted daemon takes the name again, s.
     public var restartDelay = 1.0
+    /// LE links each adapter's controller can hold (index = adapter; missing or 0:
+    /// no limit). The gateway is not told these; it learns them from refusals.
+    public var linkLimits: [Int] = []
+    /// How many of the straps carry heart rate in their advertisements (Polar H10 or
+    /// the broadcast-only model); nil keeps the classic room (`DeviceModel.straps`
+    /// in turn) with strap clocks that advance only while they notify.
+    public var advertising: Int?
+    /// How many of the `advertising` straps can only be heard, never connected.
+    public var advertisingOnly = 0
+    /// Scheduled USB unplugs, timed from `start()`.
+    public var unplugs: [AdapterUnplug] = []
 
     public init() {}
+}
+
+/// One scheduled unplug: `adapter` vanishes `at` seconds after start and comes back
+/// `duration` seconds later (never, when `duration` is 0).
+public struct AdapterUnplug: Sendable, Hashable, CustomStringConvertible {
+    public var adapter: Int
+    public var at: Double
+    public var duration: Double
+
+    public init(adapter: Int, at: Double, for duration: Double) {
+        self.adapter = adapter
+        self.at = at
+        self.duration = duration
+    }
+
+    /// `ADAPTER@AT+FOR` in seconds, as `--unplug 1@60+60` spells it; `1@60` never returns.
+    public init(parsing text: String) throws(SimulatorError) {
+        let bad = SimulatorError("--unplug wants ADAPTER@AT+FOR in seconds (e.g. 1@60+60), not '\(text)'")
+        let parts = text.split(separator: "@", omittingEmptySubsequences: false)
+        guard parts.count == 2, let adapter = Int(parts[0]), adapter >= 0 else { throw bad }
+        let times = parts[1].split(separator: "+", omittingEmptySubsequences: false)
+        guard (1...2).contains(times.count), let at = Double(times[0]), at.isFinite, at >= 0 else { throw bad }
+        var duration = 0.0
+        if times.count == 2 {
+            guard let d = Double(times[1]), d.isFinite, d > 0 else { throw bad }
+            duration = d
+        }
+        self.init(adapter: adapter, at: at, for: duration)
+    }
+
+    public var description: String { duration > 0 ? "\(adapter)@\(at)+\(duration)" : "\(adapter)@\(at)" }
+}
+
+extension SimulatorConfiguration {
+    /// `--link-limits 4,7`: one limit per adapter, in adapter order; 0 means none.
+    public static func parseLinkLimits(_ text: String) throws(SimulatorError) -> [Int] {
+        var out: [Int] = []
+        for item in text.split(separator: ",", omittingEmptySubsequences: false) {
+            guard let n = Int(item.trimmingSpaces()), n >= 0 else {
+                throw SimulatorError("--link-limits wants comma-separated counts (e.g. 4,7; 0 = no limit), not '\(text)'")
+            }
+            out.append(n)
+        }
+        return out
+    }
+
+    /// The configuration's own contradictions, as the CLI reports them.
+    public func validate() throws(SimulatorError) {
+        guard adapters >= 0, adapters <= 16 else { throw SimulatorError("--adapters must be 0...16") }
+        guard rate > 0, rate <= 100_000 else { throw SimulatorError("--rate must be in (0, 100000]") }
+        guard straps >= 0, watches >= 0 else { throw SimulatorError("--straps and --watches must not be negative") }
+        guard linkLimits.allSatisfy({ $0 >= 0 }) else { throw SimulatorError("--link-limits must not be negative") }
+        if let advertising {
+            guard (0...straps).contains(advertising) else {
+                throw SimulatorError("--advertising \(advertising) must be within 0...\(straps) (the number of straps)")
+            }
+            guard (0...advertising).contains(advertisingOnly) else {
+                throw SimulatorError("--advertising-only \(advertisingOnly) must be within 0...\(advertising) (--advertising)")
+            }
+        } else if advertisingOnly != 0 {
+            throw SimulatorError("--advertising-only needs --advertising")
+        }
+        for u in unplugs {
+            guard (0..<adapters).contains(u.adapter) else {
+                throw SimulatorError("--unplug \(u): there is no adapter \(u.adapter) (--adapters \(adapters))")
+            }
+            guard u.at >= 0, u.duration >= 0, u.at.isFinite, u.duration.isFinite else {
+                throw SimulatorError("--unplug \(u): times must be finite and not negative")
+            }
+        }
+    }
+}
+
+extension Substring {
+    func trimmingSpaces() -> Substring {
+        var s = self
+        while s.first == " " { s.removeFirst() }
+        while s.last == " " { s.removeLast() }
+        return s
+    }
 }

@@ -25,6 +25,26 @@ struct SimulateCommand: AsyncParsableCommand {
     @Option(help: "Number of chest straps.")
     var straps = 5
 
+    @Option(help: ArgumentHelp(
+        "Exactly N of the straps carry heart rate in their advertisements (Polar H10, or the broadcast-only model); the rest are Garmin HRM-Pro, Wahoo TICKR and COOSPO H6 in turn, and their heart rates follow the wall clock.",
+        valueName: "N"))
+    var advertising: Int?
+
+    @Option(help: ArgumentHelp(
+        "M of the --advertising straps can only be heard, never connected (polar-broadcast, \"Polar H9 ...\").",
+        valueName: "M"))
+    var advertisingOnly = 0
+
+    @Option(help: ArgumentHelp(
+        "LE links each adapter's controller holds, in adapter order (0: no limit); a Connect beyond it fails with le-connection-abort-by-local.",
+        valueName: "N,N,..."))
+    var linkLimits: String?
+
+    @Option(help: ArgumentHelp(
+        "Unplug adapter A at T seconds after start and plug it back F seconds later (A@T without +F: for good). Repeatable.",
+        valueName: "A@T+F"))
+    var unplug: [String] = []
+
     @Option(help: "Number of watches in HR-broadcast mode.")
     var watches = 0
 
@@ -75,9 +95,15 @@ struct SimulateCommand: AsyncParsableCommand {
         guard (0...1).contains(malformedRate), (0...1).contains(connectFailRate) else {
             throw ValidationError("rates must be within 0...1")
         }
+        do {
+            try configuration().validate()
+        } catch {
+            throw ValidationError(error.description)
+        }
     }
 
-    func run() async throws {
+    /// The simulator configuration these flags describe.
+    func configuration() throws(SimulatorError) -> SimulatorConfiguration {
         var config = SimulatorConfiguration()
         config.adapters = adapters
         config.straps = straps
@@ -92,6 +118,15 @@ struct SimulateCommand: AsyncParsableCommand {
         config.linkLossEvery = linkLossEvery
         config.temporaryTimeout = temporaryTimeout
         config.restartDelay = restartDelay
+        config.advertising = advertising
+        config.advertisingOnly = advertisingOnly
+        config.linkLimits = try linkLimits.map(SimulatorConfiguration.parseLinkLimits) ?? []
+        config.unplugs = try unplug.map { text throws(SimulatorError) in try AdapterUnplug(parsing: text) }
+        return config
+    }
+
+    func run() async throws {
+        let config = try configuration()
 
         var privateDaemon: PrivateBus?
         let address: DBusBusAddress

@@ -248,6 +248,7 @@ extension DeviceModel {
         case .polarH10: [BluetoothUUID.from16(0x180D), BluetoothUUID.from16(0xFEEE)]
         case .wahooTickr, .coospoH6: [BluetoothUUID.from16(0x180D), BluetoothUUID.from16(0x180F)]
         case .garminHRMPro, .garminForerunner255: [BluetoothUUID.from16(0x180D)]
+        case .polarBroadcast: [BluetoothUUID.from16(0xFEEE)]
         }
     }
 }

@@ -22,6 +22,12 @@ struct SimHarness {
         try await call("/org/blegate/Simulator", "org.blegate.Simulator1", member, args, destination: "org.blegate.Simulator")
     }
 
+    /// A property of the control interface (`LinkLimits`, `Restarts` ...).
+    func controlProperty(_ name: String) async throws(DBusError) -> DBusValue {
+        try await call("/org/blegate/Simulator", Self.props, "Get", [.string("org.blegate.Simulator1"), .string(name)],
+                       destination: "org.blegate.Simulator").first?.unwrapped ?? .bool(false)
+    }
+
     func get(_ path: DBusObjectPath, _ interface: String, _ name: String) async throws(DBusError) -> DBusValue {
         try await call(path, Self.props, "Get", [.string(interface), .string(name)]).first?.unwrapped ?? .bool(false)
     }
