@@ -170,6 +170,12 @@ final class LinkScheduler: Sendable {
         replan()
     }
 
+    /// Whether a granted connect should still go ahead (the limit may have been learned
+    /// lower while it waited for the adapter's turn).
+    func mayConnect(adapter: DBusObjectPath) -> Bool {
+        state.withLock { $0.adapters[adapter]?.limit.roomForOneMore ?? false }
+    }
+
     /// An established link ended.
     func released(address: String) {
         state.withLock { s in

@@ -104,6 +104,9 @@ final class StrapLink: Sendable {
             case .cancelled:
                 context.scheduler.abandoned(adapter: grant.adapter)
                 return
+            case .noRoom:
+                context.scheduler.abandoned(adapter: grant.adapter)
+                attempt -= 1
             case .streaming(let method):
                 attempt = 0
                 context.scheduler.linked(address: address, adapter: grant.adapter, signals: signals)
@@ -200,6 +203,8 @@ final class StrapLink: Sendable {
         /// A step after Connect failed.
         case failure(ConnectFailureKind, String)
         case cancelled
+        /// The adapter filled up while this connect waited for its turn.
+        case noRoom
     }
 
     /// How a streaming link ended.
@@ -220,8 +225,11 @@ final class StrapLink: Sendable {
     private func connectAndSubscribe(device: Device, adapter: AdapterController) async -> Outcome {
         held.withLock { $0.device = device.path }
         let path = device.path
+        let scheduler = context.scheduler
+        let adapterPath = adapter.path
         let outcome: Outcome = await adapter.withTurn {
             if Task.isCancelled { return .cancelled }
+            guard scheduler.mayConnect(adapter: adapterPath) else { return .noRoom }
             do {
                 try await BlueZDevice(self.context.connection, path).connect(timeout: self.context.configuration.connectTimeout)
             } catch let error as DBusError {

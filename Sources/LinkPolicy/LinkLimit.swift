@@ -74,11 +74,18 @@ public struct LinkLimit: Sendable {
     }
 
     public var inUse: Int { held + pending }
-    public var free: Int { max(0, limit - inUse) }
+    /// Connects granted ahead: enough to keep the adapter's turn busy, few enough that a
+    /// limit learned meanwhile does not leave a queue of connects bound to be refused.
+    public static let maxPending = 2
+    public var free: Int { max(0, min(limit - inUse, Self.maxPending - pending)) }
+
+    /// Whether a granted connect should still go ahead: the limit may have been learned
+    /// lower since it was granted.
+    public var roomForOneMore: Bool { held < limit }
 
     /// Reserves room for one connect; false when the adapter is full.
     public mutating func reserve() -> Bool {
-        guard inUse < limit else { return false }
+        guard free > 0 else { return false }
         pending += 1
         return true
     }
@@ -113,6 +120,8 @@ public struct LinkLimit: Sendable {
         pending = max(0, pending - 1)
         let n = held
         guard couldBeCapacity, n > 0 else { return .notCapacity }
+        // Already known: a connect granted before the limit was learned.
+        if n >= limit, !probing { return .suspect }
         let atTop = n >= mostHeld
         if refusals?.atHeld != n { refusals = (n, [:]) }
         refusals!.devices[device, default: 0] += 1
