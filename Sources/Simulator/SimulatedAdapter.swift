@@ -298,6 +298,7 @@ extension SimulatedBlueZ {
             } else {
                 let device = SimDevice(strap: index, adapter: a.index, path: a.path.appending(identity.objectName), lastSeen: now)
                 device.reportedRSSI = rssi
+                device.advertSerial = straps[index].advert?.serial ?? 0
                 a.devices[identity.address] = device
                 try? d.server.add(device.path, [deviceInterface(identity, device, adapter: a, generation: g, rssi: rssi)])
             }

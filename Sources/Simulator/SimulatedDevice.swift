@@ -104,7 +104,6 @@ extension SimulatedBlueZ {
     func deviceInterface(_ id: VirtualDeviceIdentity, _ device: SimDevice, adapter a: SimAdapter, generation g: Int, rssi: Int16) -> DBusInterface {
         let i = a.index, address = id.address, name = id.name
         let manufacturer = manufacturerValue(device.strap)
-        device.advertSerial = straps[device.strap].advert?.serial ?? 0
         return DBusInterface("org.bluez.Device1", methods: [
             DBusMethod("Disconnect") { [weak self] _ in
                 try await self?.disconnect(g, i, address)
