@@ -44,7 +44,7 @@ public final class GatewayRuntime: Sendable {
     private let shutdownRequested = Atomic<Bool>(false)
 
     /// The cache's group commit interval in `blegate run`: a notification is on disk within
-    /// this (plus one transaction). 10 ms meets issue 5's p99 ≤ 20 ms; the cost is up to
+    /// this (plus one transaction). 10 ms keeps the p99 within 20 ms; the cost is up to
     /// 100 small WAL commits a second with many straps (see docs/run.md before raising
     /// or lowering it on an SD card).
     public static let defaultCommitInterval = Duration.milliseconds(10)
