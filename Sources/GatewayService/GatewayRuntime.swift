@@ -4,6 +4,7 @@ import Config
 import DBus
 import Foundation
 import Gateway
+import ProcessTuning
 import Logging
 import ServiceLifecycle
 import Sync
@@ -171,7 +172,7 @@ public final class GatewayRuntime: Sendable {
         add(PeriodicTask("devices", every: .seconds(5), body: writeFacts, finally: writeFacts), "devices")
         add(bluetooth, "bluetooth")
         // Hands freed heap pages back once a minute, so the resident size follows what is
-        // in use and does not creep (MallocTuning, docs/run.md "Memory").
+        // in use and does not creep (MallocTuning in ProcessTuning).
         add(PeriodicTask("memory", every: .seconds(60), body: { MallocTuning.trim() }), "memory")
 
         var groupLogger = logger
