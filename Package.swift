@@ -1,8 +1,9 @@
 // swift-tools-version: 6.1
 import PackageDescription
 
-// The layers read bottom-up: C shims (CDBus, CBluetooth) are imported only by the
-// D-Bus and HCI layers; everything above them is pure Swift and testable without a bus.
+// The layers read bottom-up: C shims (CDBus, CBluetooth, CLinux, CTimex) are imported only
+// by the D-Bus, HCI, notify-socket and doctor layers; everything above them is pure Swift
+// and testable without a bus.
 let package = Package(
     name: "blegate",
     platforms: [.macOS(.v15)],
@@ -33,33 +34,56 @@ let package = Package(
             name: "CBluetooth",
             providers: [.apt(["libbluetooth-dev"])]
         ),
-        .target(name: "DBus", dependencies: ["CDBus"]),
+        // Header-only wrappers of Linux calls Swift cannot make directly (eventfd, epoll,
+        // recvmmsg, posix_spawn's closefrom), apart from libdbus as swift-nio keeps CNIOLinux.
+        .systemLibrary(name: "CLinux"),
+        // <sys/timex.h> (adjtimex) for the doctor's clock check; header-only like CBluetooth.
+        .systemLibrary(name: "CTimex"),
+        .target(name: "DBus", dependencies: ["CDBus", "CLinux"]),
         .target(name: "HCI", dependencies: ["CBluetooth"]),
+        // The AcquireNotify sockets of every strap, read on one epoll thread.
+        .target(name: "NotifySocket", dependencies: ["CLinux", "DBus"]),
 
         // Pure Swift.
-        .target(name: "GATT"),
+        // A JSON value with a deterministic writer and an RFC 8259 parser, no Foundation.
+        .target(name: "JSON"),
+        .target(name: "GATT", dependencies: ["JSON"]),
         .target(name: "HRV"),
-        .target(name: "WearMetrics", dependencies: ["GATT", "HRV"]),
-        .target(name: "Simulator", dependencies: ["DBus", "GATT"]),
+        // The Synheart WearMetrics record: fields, validation, JSON.
+        .target(name: "WearMetrics", dependencies: ["JSON"]),
+        // Decoded characteristics and HRV reports → WearMetrics records.
+        .target(name: "Normalization", dependencies: ["GATT", "HRV", "WearMetrics"]),
+        .target(name: "Simulator", dependencies: ["DBus"]),
         .target(name: "BlueZ", dependencies: ["DBus"]),
         // The cache-to-sync contract, so neither side depends on the other.
         .target(name: "Outbox", dependencies: ["WearMetrics"]),
         // Reconnect pacing, slots and device selection: pure policy, no bus.
         .target(name: "LinkPolicy"),
+        // Malloc arenas and trimming for the long-running processes.
+        .target(name: "ProcessTuning"),
         // The BlueZ client that keeps straps connected (stream, run).
-        .target(name: "Gateway", dependencies: ["DBus", "BlueZ", "GATT", "HRV", "WearMetrics", "LinkPolicy"]),
-        // `blegate doctor`'s checks that need no bus: main.conf, D-Bus policy files,
-        // rfkill, clock, disk, Raspberry Pi radio; and the report they make.
-        // <sys/timex.h> (adjtimex) for the doctor's clock check; header-only like CBluetooth.
-        .systemLibrary(name: "CTimex"),
-        .target(name: "Doctor", dependencies: ["CTimex", "GATT"]),
+        .target(
+            name: "Gateway",
+            dependencies: ["DBus", "NotifySocket", "BlueZ", "GATT", "HRV", "WearMetrics", "Normalization", "LinkPolicy"]
+        ),
+        // `blegate doctor`'s checks (bluetoothd and its D-Bus policy, adapters, rfkill,
+        // main.conf, Raspberry Pi radio, backend, clock, disk) and the report they make.
+        .target(
+            name: "Doctor",
+            dependencies: [
+                "CTimex", "JSON", "DBus", "BlueZ", "HCI",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+            ]
+        ),
         // The gateway's TOML configuration, validated into a typed tree.
         .target(name: "Config", dependencies: [.product(name: "TOMLKit", package: "TOMLKit")]),
         // Durable record cache (SQLite): the outbox the sync engine drains, and the device registry.
         .target(
             name: "Cache",
             dependencies: [
-                "WearMetrics", "Outbox", "GATT",
+                "WearMetrics", "Outbox", "JSON",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Crypto", package: "swift-crypto"),
             ]
@@ -68,14 +92,14 @@ let package = Package(
         .target(
             name: "Sync",
             dependencies: [
-                "Outbox", "WearMetrics", "GATT",
+                "Outbox", "WearMetrics", "JSON",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "CompressNIO", package: "compress-nio"),
                 .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
-                .product(name: "NIOFoundationCompat", package: "swift-nio"),
             ]
         ),
         // A loopback implementation of the backend contract with fault injection, for tests.
@@ -88,14 +112,13 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "CompressNIO", package: "compress-nio"),
                 .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOFoundationCompat", package: "swift-nio"),
             ]
         ),
         // `blegate run`: straps → cache → backend as one service group, status socket.
         .target(
             name: "GatewayService",
             dependencies: [
-                "Gateway", "Cache", "Config", "Sync", "DBus", "HCI", "LinkPolicy", "HRV", "WearMetrics",
+                "Gateway", "Cache", "Config", "Sync", "DBus", "HCI", "LinkPolicy", "HRV", "WearMetrics", "ProcessTuning",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
@@ -113,7 +136,7 @@ let package = Package(
         .target(
             name: "LinkCommands",
             dependencies: [
-                "DBus", "BlueZ", "GATT", "HRV", "WearMetrics", "Gateway", "LinkPolicy",
+                "DBus", "BlueZ", "GATT", "HRV", "JSON", "WearMetrics", "Gateway", "LinkPolicy",
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
             ]
         ),
@@ -121,24 +144,21 @@ let package = Package(
         // for those two commands so a stream holds only the stream path in memory.
         .executableTarget(
             name: "blegate-stream",
-            dependencies: ["LinkCommands", "Gateway"]
+            dependencies: ["LinkCommands", "ProcessTuning"]
         ),
         .executableTarget(
             name: "blegate",
             dependencies: [
-                "LinkCommands", "DBus", "HCI", "GATT", "HRV", "WearMetrics", "Simulator", "BlueZ", "Gateway", "LinkPolicy", "Doctor", "Config", "Cache",
-                "GatewayService", "Sync",
+                "LinkCommands", "DBus", "GATT", "HRV", "JSON", "WearMetrics", "Simulator", "BlueZ", "Gateway", "LinkPolicy",
+                "Doctor", "Config", "Cache", "GatewayService", "Sync", "ProcessTuning",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
-                .product(name: "AsyncHTTPClient", package: "async-http-client"),
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOHTTP1", package: "swift-nio"),
             ]
         ),
         .executableTarget(
             name: "blegate-bench",
             dependencies: [
-                "DBus", "Simulator", "GATT", "HRV", "WearMetrics", "Cache", "Outbox", "Sync", "TestBackend",
+                "DBus", "Simulator", "GATT", "HRV", "WearMetrics", "Normalization", "Cache", "Outbox", "Sync", "TestBackend",
                 "GatewayService", "Gateway", "Config",
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -146,32 +166,43 @@ let package = Package(
         ),
 
         // Shared by the test targets: running the real binary, background processes.
-        .target(name: "BlegateTestSupport", dependencies: ["Simulator", "DBus", "GATT", "WearMetrics"], path: "Tests/Support"),
+        .target(
+            name: "BlegateTestSupport",
+            dependencies: ["Simulator", "DBus", "GATT", "WearMetrics", "Normalization"],
+            path: "Tests/Support"
+        ),
 
         .testTarget(name: "DBusTests", dependencies: ["DBus"]),
+        .testTarget(name: "NotifySocketTests", dependencies: ["NotifySocket", "DBus"]),
         .testTarget(name: "HCITests", dependencies: ["HCI"]),
-        .testTarget(name: "GATTTests", dependencies: ["GATT"]),
+        .testTarget(name: "GATTTests", dependencies: ["GATT", "JSON"]),
         // LinkPolicy for its seeded generator (JitterSource), which the property tests use.
         .testTarget(name: "HRVTests", dependencies: ["HRV", "LinkPolicy"], resources: [.copy("Fixtures")]),
-        .testTarget(name: "WearMetricsTests", dependencies: ["WearMetrics"]),
-        .testTarget(name: "SimulatorTests", dependencies: ["Simulator", "DBus", "GATT", "BlegateTestSupport"]),
+        .testTarget(name: "WearMetricsTests", dependencies: ["WearMetrics", "Normalization", "GATT", "HRV"]),
+        .testTarget(name: "SimulatorTests", dependencies: ["Simulator", "DBus", "BlegateTestSupport"]),
         .testTarget(name: "BlueZTests", dependencies: ["BlueZ", "Simulator", "DBus", "BlegateTestSupport"]),
         .testTarget(name: "LinkPolicyTests", dependencies: ["LinkPolicy"]),
         .testTarget(name: "LinkCommandsTests", dependencies: ["LinkCommands"]),
-        .testTarget(name: "GatewayTests", dependencies: ["Gateway", "Simulator", "DBus", "BlueZ", "GATT", "WearMetrics", "BlegateTestSupport"]),
+        .testTarget(
+            name: "GatewayTests",
+            dependencies: ["Gateway", "Simulator", "DBus", "BlueZ", "GATT", "WearMetrics", "LinkPolicy", "BlegateTestSupport"]
+        ),
         .testTarget(name: "DoctorTests", dependencies: ["Doctor", "Simulator", "DBus", "BlegateTestSupport"]),
         // The systemd unit, udev rules and install.sh, checked with the system's own tools.
         .testTarget(name: "DeploymentTests", dependencies: ["BlegateTestSupport"]),
         .testTarget(name: "ConfigTests", dependencies: ["Config"]),
         .testTarget(
             name: "CacheTests",
-            dependencies: ["Cache", "Config", "Outbox", "WearMetrics", "GATT", .product(name: "GRDB", package: "GRDB.swift")]
+            dependencies: ["Cache", "Config", "Outbox", "WearMetrics", "GATT", "JSON", .product(name: "GRDB", package: "GRDB.swift")]
         ),
         .testTarget(name: "SyncTests", dependencies: ["Sync", "TestBackend", "Outbox", "WearMetrics"]),
         // `blegate run`, `status`, `pair` as processes against the simulator and the loopback backend.
         .testTarget(
             name: "RunTests",
-            dependencies: ["GatewayService", "Simulator", "DBus", "TestBackend", "Cache", "Config", "GATT", "WearMetrics", "BlegateTestSupport"]
+            dependencies: [
+                "GatewayService", "Simulator", "DBus", "BlueZ", "TestBackend", "Cache", "Config", "Sync", "GATT", "WearMetrics",
+                "BlegateTestSupport",
+            ]
         ),
     ],
     swiftLanguageModes: [.v6]

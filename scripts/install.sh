@@ -88,9 +88,9 @@ if [ "$uninstall" = 1 ]; then
     exit 0
 fi
 
-# 1. Runtime dependencies (system libraries only: the Swift runtime is linked in, and so are
-#    libdbus-1 and SQLite unless built with BLEGATE_SHARED_SYSLIBS=1, when these two
-#    packages are what it loads; dbus needs libdbus-1-3 anyway).
+# 1. Runtime dependencies (system libraries only: scripts/build-release.sh links in the
+#    Swift runtime, libdbus-1 and SQLite; a binary built elsewhere may load these two
+#    packages' libraries, and dbus needs libdbus-1-3 anyway).
 if [ "$deps" = 1 ] && live; then
     packages=(bluez dbus libdbus-1-3 libsqlite3-0 ca-certificates rfkill iw)
     missing=()

@@ -4,8 +4,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-# systemd: systemd-analyze and systemctl --root for the deployment tests; zlib for gzip.
-packages=(libdbus-1-dev libbluetooth-dev libsqlite3-dev zlib1g-dev dbus pkg-config systemd)
+# systemd: systemd-analyze and systemctl --root for the deployment tests; zlib for gzip;
+# g++ for the static libstdc++ archive scripts/build-release.sh links (and a C compiler).
+packages=(libdbus-1-dev libbluetooth-dev libsqlite3-dev zlib1g-dev dbus pkg-config systemd g++)
 missing=()
 for p in "${packages[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -1,9 +1,21 @@
 #!/usr/bin/env bash
 # Sets up, builds and runs every test. Tests start the dbus-daemons, simulators and
 # servers they need themselves; nothing on the machine's own buses is touched.
+# Then the release binaries (scripts/build-release.sh), which are what ships, go through
+# the suites that run blegate as a process: run, status, pair, stream, scan, deployment.
+#   scripts/test.sh [swift test flags]   # BLEGATE_SKIP_RELEASE=1: the debug build only
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BLEGATE_SKIP_BUILD=1 scripts/setup.sh
 command -v swift >/dev/null 2>&1 || export PATH="/opt/swift/usr/bin:$PATH"
 swift build --build-tests
 swift test --skip-build "$@"
+[ "${BLEGATE_SKIP_RELEASE:-0}" = 1 ] && exit 0
+
+release="$(scripts/build-release.sh | tail -n 1)"
+echo "test: the process-level suites against the release binaries in $release"
+BLEGATE_BIN_DIR="$release" swift test --skip-build \
+    --filter 'RunTests\.' \
+    --filter 'GatewayTests\.StreamEndToEndTests' \
+    --filter 'BlueZTests\.ScanCommandTests' \
+    --filter 'DeploymentTests\.'

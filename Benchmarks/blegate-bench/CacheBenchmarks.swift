@@ -2,6 +2,7 @@
 import Cache
 import Foundation
 import GATT
+import Normalization
 import WearMetrics
 
 /// `blegate-bench cache`: cache insert rate (records/s, clear and AES-256-GCM), the

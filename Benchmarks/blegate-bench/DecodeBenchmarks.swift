@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 import GATT
 import HRV
+import Normalization
 import WearMetrics
 
 /// `blegate-bench decode`: ns per decode+normalize of a typical 0x2A37 notification, and

@@ -4,7 +4,7 @@ import DBus
 import Glibc
 #endif
 
-/// `blegate-bench stream --blegate PATH`: issue 4's figures for `blegate stream` as a
+/// `blegate-bench stream --blegate PATH`: the CPU, memory and loss figures of `blegate stream` as a
 /// process of its own. The simulator (`blegate simulate --private-bus`) is another
 /// process; `blegate stream --format none` decodes, normalizes and feeds HRV for every
 /// notification and prints nothing per record. Over a steady window the benchmark reads

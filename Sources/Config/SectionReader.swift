@@ -236,7 +236,7 @@ func isHTTPURL(_ s: String) -> Bool {
     if s.hasPrefix("https://") { rest = s.dropFirst(8) } else if s.hasPrefix("http://") { rest = s.dropFirst(7) } else { return false }
     // Bytes, not `contains(" ")`: with Foundation imported anywhere in the module that
     // resolves to NSString's locale-aware search, which pages in CoreFoundation's Unicode
-    // tables for the life of `blegate run` (docs/run.md, "Memory").
+    // tables for the life of `blegate run` (docs/benchmarks.md measures its memory).
     guard !s.utf8.contains(UInt8(ascii: " ")) else { return false }
     let host = rest.prefix { $0 != "/" && $0 != "?" && $0 != "#" }
     let hostOnly = host.hasPrefix("[") ? host : host.split(separator: ":", maxSplits: 1).first ?? ""

@@ -1,4 +1,5 @@
 import CDBus
+import CLinux
 import Synchronization
 #if canImport(Glibc)
 import Glibc
@@ -57,7 +58,7 @@ final class EventLoop: @unchecked Sendable {
     var onDisconnect: ((String) -> Void)?
 
     init() {
-        wakeFD = cdbus_wake_fd()
+        wakeFD = clinux_wake_fd()
     }
 
     deinit {

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-import CDBus
+import CLinux
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -43,7 +43,7 @@ public enum Spawn {
             }
         }
         // glibc ≥ 2.34; an older one leaves close-on-exec as the only guard.
-        _ = cdbus_spawn_close_from(&actions, highest + 1)
+        _ = clinux_spawn_close_from(&actions, highest + 1)
 
         var attr = posix_spawnattr_t()
         posix_spawnattr_init(&attr)

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-import GATT
+import JSON
 
 /// Every check of one `blegate doctor` run, in the order they were made, and the two
 /// ways to show them: lines for a person, one JSON object for a script.

@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: MIT
+import JSON
 
 /// Battery Level 0x2A19: percent 0…100; 101…255 are RFU and rejected (a "150 %"
 /// battery would be reported to the consumer as a fraction above 1).

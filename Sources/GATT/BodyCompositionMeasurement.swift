@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: MIT
+import JSON
 
 /// Body Composition Measurement 0x2A9C.
 ///

@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: MIT
+import JSON
 
 /// Body Sensor Location 0x2A38. Static per connection: read once after connecting.
 /// It tells ECG-derived R-R (chest) from optical pulse intervals (wrist, finger, ear).

@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: MIT
+import JSON
 
 /// CSC Measurement 0x2A5B. It carries counters, not rates: speed and cadence come from
 /// two consecutive packets through `RevolutionRateTracker`.

@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: MIT
+import JSON
 
 /// Cycling Power Measurement 0x2A63. Flags are uint16; Instantaneous Power is
 /// mandatory and signed (coasting meters report small negative values).

@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: MIT
+import JSON
 
 /// The result of decoding any supported characteristic.
 public enum DecodedCharacteristic: Sendable, Equatable {

@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: MIT
+import JSON
 
 /// One Device Information string (0x2A29, 0x2A24–0x2A28).
 ///

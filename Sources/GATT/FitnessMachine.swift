@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: MIT
+import JSON
 
 /// One decoded FTMS value.
 public struct FTMSValue: Sendable, Equatable {

@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: MIT
+import JSON
 
 /// Sensor Contact Status, flags bits 1–2 of 0x2A37.
 public enum SensorContact: UInt8, Sendable, Equatable {

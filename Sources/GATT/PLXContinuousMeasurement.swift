@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: MIT
+import JSON
 
 /// A pulse-oximeter SpO2 / pulse-rate pair (SFLOAT each).
 public struct SpO2PR: Sendable, Equatable {

@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: MIT
+import JSON
 
 /// RSC Measurement 0x2A53 (foot pods, running sensors).
 public struct RSCMeasurement: Sendable, Equatable {

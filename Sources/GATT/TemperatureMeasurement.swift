@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: MIT
+import JSON
 
 /// Temperature Measurement 0x2A1C (and Intermediate Temperature 0x2A1E, same layout).
 public struct TemperatureMeasurement: Sendable, Equatable {

@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: MIT
+import JSON
 
 /// Converts WSS/BCS mass and height fields, whose resolution depends on the unit flag.
 enum BodyUnits {

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 import BlueZ
 import DBus
+import NotifySocket
 import Synchronization
 
 /// What every link shares: the bus, the mirror, the readers and the adapters.

@@ -2,6 +2,7 @@
 import BlueZ
 import GATT
 import HRV
+import Normalization
 import Synchronization
 import WearMetrics
 

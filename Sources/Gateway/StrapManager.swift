@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 import BlueZ
 import DBus
+import NotifySocket
 import LinkPolicy
 import Synchronization
 

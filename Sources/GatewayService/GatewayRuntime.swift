@@ -4,6 +4,7 @@ import Config
 import DBus
 import Foundation
 import Gateway
+import ProcessTuning
 import Logging
 import ServiceLifecycle
 import Sync
@@ -45,7 +46,7 @@ public final class GatewayRuntime: Sendable {
     private let shutdownRequested = Atomic<Bool>(false)
 
     /// The cache's group commit interval in `blegate run`: a notification is on disk within
-    /// this (plus one transaction). 10 ms meets issue 5's p99 ≤ 20 ms; the cost is up to
+    /// this (plus one transaction). 10 ms keeps the p99 within 20 ms; the cost is up to
     /// 100 small WAL commits a second with many straps (see docs/run.md before raising
     /// or lowering it on an SD card).
     public static let defaultCommitInterval = Duration.milliseconds(10)
@@ -184,7 +185,7 @@ public final class GatewayRuntime: Sendable {
         add(PeriodicTask("devices", every: .seconds(5), body: writeFacts, finally: writeFacts), "devices")
         add(bluetooth, "bluetooth")
         // Hands freed heap pages back once a minute, so the resident size follows what is
-        // in use and does not creep (MallocTuning, docs/run.md "Memory").
+        // in use and does not creep (MallocTuning in ProcessTuning).
         add(PeriodicTask("memory", every: .seconds(60), body: { MallocTuning.trim() }), "memory")
 
         var groupLogger = logger

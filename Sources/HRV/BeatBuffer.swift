@@ -23,7 +23,7 @@ struct ClassifiedBeat: Sendable {
 ///
 /// A sliding window takes beats off the front as fast as it appends them, so the ring
 /// settles at the window's largest beat count plus at most half. Measured with 50 straps
-/// (heaptrack, docs/run.md "Memory"): an array that dropped its front in chunks, of
+/// (heaptrack, `blegate run`): an array that dropped its front in chunks, of
 /// 32-byte beats, was 3.2 MB of `blegate run`'s heap after 10 minutes; a ring of 24-byte
 /// beats doubling when full, 1.23 MB.
 struct BeatQueue: Sendable {

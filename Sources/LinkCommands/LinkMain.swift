@@ -73,7 +73,7 @@ public enum LinkMain {
 /// glibc then unwinds the main thread's stack, and the unwinder's binary search of
 /// `.eh_frame_hdr` (with the kernel's 64 KiB fault-around) leaves most of the unwind
 /// tables resident for the life of the process: 0.6 MiB of `blegate-stream`, 0.9 MiB of
-/// `blegate run` (pagemap; docs/benchmarks.md, "Memory"). Nothing in blegate runs on the
+/// `blegate run` (pagemap). Nothing in blegate runs on the
 /// main actor, so the main queue need not be served.
 public enum MainThread {
     /// Starts `body` as a detached task and never returns: `body` ends the process.

@@ -6,7 +6,7 @@
 /// FoundationEssentials, and its parsing runs enough of that, of its own reflection and
 /// of the regex and collection-difference code behind its messages to keep about
 /// 0.8 MiB resident in `blegate-stream`, whose whole budget with 50 straps is 12 MiB
-/// (docs/benchmarks.md, "Memory"). Two commands with a dozen `--name value` options need
+/// (docs/benchmarks.md). Two commands with a dozen `--name value` options need
 /// very little of it. `blegate` still lists them, through thin argument-parser wrappers
 /// that pass their arguments here, so each option is defined in one place.
 public struct LinkOption: Sendable {

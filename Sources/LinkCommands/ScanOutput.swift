@@ -1,3 +1,4 @@
+import JSON
 import BlueZ
 import DBus
 import GATT

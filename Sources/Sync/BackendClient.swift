@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: MIT
 #if canImport(Glibc)
+import JSON
 import Glibc
 #endif
 import AsyncHTTPClient
-import GATT
 import NIOCore
 import NIOHTTP1
 import NIOPosix

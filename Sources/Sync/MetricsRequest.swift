@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-import GATT
+import JSON
 import Outbox
 import WearMetrics
 

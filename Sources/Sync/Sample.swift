@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-import GATT
+import JSON
 import WearMetrics
 
 /// One measurement as the samples sink sends it (a Flō-style `samples` item).

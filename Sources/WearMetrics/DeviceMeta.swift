@@ -1,5 +1,4 @@
 // SPDX-License-Identifier: MIT
-import GATT
 
 /// Per-device facts read once per connection (battery, body sensor location, Device
 /// Information strings), merged into every record's `meta`.
@@ -7,23 +6,6 @@ public struct DeviceMeta: Sendable, Equatable {
     public var entries = KeyValueList<String>()
 
     public init() {}
-
-    /// Absorbs a decoded Battery Level, Body Sensor Location or DIS string; returns false
-    /// for any other characteristic.
-    @discardableResult
-    public mutating func absorb(_ decoded: DecodedCharacteristic) -> Bool {
-        switch decoded {
-        case let .batteryLevel(b):
-            entries["battery"] = formatFixed(b.fraction, decimals: 2)
-        case let .bodySensorLocation(l):
-            entries["body_sensor_location"] = l.label
-        case let .deviceInformation(s):
-            entries[s.metaKey] = s.value
-        default:
-            return false
-        }
-        return true
-    }
 
     /// `"<manufacturer>:<serial>"` when both are known: the only identity that survives
     /// BLE address rotation.

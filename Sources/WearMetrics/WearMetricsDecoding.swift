@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-import GATT
+import JSON
 
 /// A JSON text that is not a WearMetrics v1.0 record, naming the field at fault.
 public struct WearMetricsDecodingError: Error, Equatable, Sendable, CustomStringConvertible {

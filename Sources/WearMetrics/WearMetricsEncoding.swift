@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-import GATT
+import JSON
 
 /// How `meta.battery` is typed: the Synheart Swift model keeps `meta` as strings
 /// (`"0.82"`), the JSON schema types it as a number (`0.82`). Agree with the consumer.

@@ -30,10 +30,10 @@ public struct KeyValueList<Value: Sendable & Equatable>: Sendable, Equatable {
         }
     }
 
-    mutating func reserveCapacity(_ n: Int) { entries.reserveCapacity(n) }
+    package mutating func reserveCapacity(_ n: Int) { entries.reserveCapacity(n) }
 
     /// Appends a key the caller knows is not in the list yet.
-    mutating func appendNew(_ key: String, _ value: Value) { entries.append((key, value)) }
+    package mutating func appendNew(_ key: String, _ value: Value) { entries.append((key, value)) }
 }
 
 /// A Synheart Wear v1.0 record (`synheart-wear` `schema/metrics.schema.json`).

@@ -1,13 +1,13 @@
 // SPDX-License-Identifier: MIT
-import Gateway
 import LinkCommands
+import ProcessTuning
 
 /// `blegate scan` and `blegate stream` in a process of their own.
 ///
 /// `blegate` hands these two commands over to this executable (same arguments, same
 /// process id, through exec). It links only the stream path: no Foundation, SQLite,
 /// HTTP client, TLS or argument parser, whose pages would otherwise be most of what a
-/// stream holds in memory (docs/benchmarks.md, "Memory"). Run on its own it behaves the
+/// stream holds in memory (docs/benchmarks.md, `blegate stream`). Run on its own it behaves the
 /// same.
 @main
 enum BlegateStream {

@@ -3,6 +3,7 @@ import ArgumentParser
 import Config
 import DBus
 import Gateway
+import ProcessTuning
 import GatewayService
 import LinkCommands
 import Logging

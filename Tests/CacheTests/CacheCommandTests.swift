@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: MIT
+import JSON
 import Cache
 import Foundation
 import GATT

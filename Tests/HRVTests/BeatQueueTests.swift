@@ -80,7 +80,7 @@ struct BeatQueueTests {
         #expect(q[q.endIndex - 1].continuesPrevious)
     }
 
-    /// The layout is part of the gateway's memory budget (docs/run.md, "Memory"): 300 s of
+    /// The layout is part of the gateway's memory budget (docs/benchmarks.md): 300 s of
     /// beats at 150 bpm for each of 50 straps.
     @Test("750 beats take 17 bytes each in a ring of at most one and a half times that")
     func footprint() {

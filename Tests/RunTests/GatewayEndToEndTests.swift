@@ -10,7 +10,7 @@ import TestBackend
 import Glibc
 #endif
 
-/// Issue 5's end-to-end run: 10 simulated straps → `blegate run` → the loopback backend,
+/// The end-to-end run: 10 simulated straps → `blegate run` → the loopback backend,
 /// through 500s, 429 + Retry-After, a slow backend, a 30 s outage and two SIGKILLs with
 /// restarts. Ground truth is the simulator's payload log.
 ///

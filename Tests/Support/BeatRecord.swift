@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 import GATT
+import Normalization
 import Simulator
 import WearMetrics
 

@@ -7,9 +7,14 @@ import Glibc
 #endif
 
 /// Runs the real `blegate` binary from tests: it is built beside the test bundle
-/// (`swift build --build-tests` builds every product).
+/// (`swift build --build-tests` builds every product). `BLEGATE_BIN_DIR=DIR` runs the
+/// `blegate` and `blegate-stream` in DIR instead, so that the process-level suites also
+/// check the binaries of scripts/build-release.sh, which is what ships.
 public enum BlegateBinary {
     public static var path: String {
+        if let dir = getenv("BLEGATE_BIN_DIR").map({ String(cString: $0) }), !dir.isEmpty {
+            return dir.hasSuffix("/") ? dir + "blegate" : dir + "/blegate"
+        }
         var exe = [CChar](repeating: 0, count: 4096)
         let n = readlink("/proc/self/exe", &exe, exe.count - 1)
         let path = String(decoding: exe[0..<max(0, n)].map { UInt8(bitPattern: $0) }, as: UTF8.self)

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 import GATT
 import HRV
+import Normalization
 import Testing
 import WearMetrics
 

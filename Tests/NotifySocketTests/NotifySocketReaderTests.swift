@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 import DBus
+import NotifySocket
 import Synchronization
 import Testing
 #if canImport(Glibc)

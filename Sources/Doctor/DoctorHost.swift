@@ -1,25 +1,24 @@
 // SPDX-License-Identifier: MIT
 import DBus
-import Doctor
 #if canImport(Glibc)
 import Glibc
 #endif
 
 /// The little the doctor asks of the host besides files: run a tool, name the user.
-enum DoctorHost {
+package enum DoctorHost {
     /// Runs `argv` (no shell) with stderr merged into stdout; nil if it could not be
     /// started. Output is capped: these tools print a line or two.
-    static func run(_ argv: [String]) -> (output: String, status: Int32)? {
+    package static func run(_ argv: [String]) -> (output: String, status: Int32)? {
         try? Spawn.output(argv[0], Array(argv.dropFirst()), mergeStderr: true, limit: 65536)
     }
 
-    static func userName(uid: uid_t) -> String {
+    package static func userName(uid: uid_t) -> String {
         guard let pw = getpwuid(uid) else { return "uid \(uid)" }
         return String(cString: pw.pointee.pw_name)
     }
 
     /// Names of every group `user` (with primary group `gid`) belongs to.
-    static func groupNames(user: String, gid: gid_t) -> [String] {
+    package static func groupNames(user: String, gid: gid_t) -> [String] {
         var count: Int32 = 64
         var groups = [gid_t](repeating: 0, count: Int(count))
         if getgrouplist(user, gid, &groups, &count) < 0 {
@@ -31,14 +30,14 @@ enum DoctorHost {
         }
     }
 
-    static func hostName() -> String {
+    package static func hostName() -> String {
         var buf = [CChar](repeating: 0, count: 256)
         guard gethostname(&buf, buf.count - 1) == 0 else { return "blegate" }
         return String(decoding: buf.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 
     /// The policy files dbus-daemon reads for the system bus, in its order.
-    static func systemBusPolicy() -> DBusPolicy {
+    package static func systemBusPolicy() -> DBusPolicy {
         var policy = DBusPolicy()
         let files = HostFiles()
         for dir in DBusPolicy.directories {

@@ -1,27 +1,31 @@
 // SPDX-License-Identifier: MIT
 import BlueZ
 import DBus
-import Doctor
 #if canImport(Glibc)
 import Glibc
 #endif
 
 /// The checks that ask the bus: is bluetoothd there, may this user call it, which
 /// adapters does it have and are they powered.
-struct DoctorBusChecks {
+package struct DoctorBusChecks {
     let address: DBusBusAddress
     let onSystemBus: Bool
 
-    struct Result {
-        var checks: [DoctorCheck] = []
-        /// Adapters bluetoothd reports (interface names), for the HCI and radio checks.
-        var adapters: [String] = []
-        /// bluetoothd's argv (without argv[0]), when its process could be read.
-        var daemonArguments: [String]?
-        var daemonRunning = false
+    package init(address: DBusBusAddress, onSystemBus: Bool) {
+        self.address = address
+        self.onSystemBus = onSystemBus
     }
 
-    func run() async -> Result {
+    package struct Result {
+        package var checks: [DoctorCheck] = []
+        /// Adapters bluetoothd reports (interface names), for the HCI and radio checks.
+        package var adapters: [String] = []
+        /// bluetoothd's argv (without argv[0]), when its process could be read.
+        package var daemonArguments: [String]?
+        package var daemonRunning = false
+    }
+
+    package func run() async -> Result {
         var result = Result()
         let connection: DBusConnection
         do {

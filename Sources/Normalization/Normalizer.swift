@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 import GATT
 import HRV
+import WearMetrics
 
 public struct NormalizerConfiguration: Sendable, Equatable {
     /// Wheel circumference for CSC/CPS speed, metres (Nordic's default 2.340).

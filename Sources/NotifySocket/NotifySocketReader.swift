@@ -1,4 +1,5 @@
-import CDBus
+import CLinux
+import DBus
 import Synchronization
 #if canImport(Glibc)
 import Glibc
@@ -59,16 +60,16 @@ public final class NotifySocketReader: Sendable {
         self.gather = gather
         let (seconds, attoseconds) = gather.components
         gatherNanoseconds = max(0, seconds * 1_000_000_000 + attoseconds / 1_000_000_000)
-        let ep = cdbus_epoll_create()
+        let ep = clinux_epoll_create()
         guard ep >= 0 else { throw DBusError(.failed, "epoll_create1 failed (errno \(errno))") }
-        let wake = cdbus_wake_fd()
+        let wake = clinux_wake_fd()
         guard wake >= 0 else {
             Glibc.close(ep)
             throw DBusError(.failed, "eventfd failed (errno \(errno))")
         }
         epollFD = ep
         wakeFD = wake
-        _ = cdbus_epoll_add(ep, wake, 0)
+        _ = clinux_epoll_add(ep, wake, 0)
         let box = Unmanaged.passRetained(self)
         var attr = pthread_attr_t()
         pthread_attr_init(&attr)
@@ -158,7 +159,7 @@ public final class NotifySocketReader: Sendable {
         var events = [UInt32](repeating: 0, count: 64)
         // One system call reads a whole batch: at saturation a wake-up finds several
         // datagrams queued per socket.
-        let batch = Int(CDBUS_RECV_BATCH_MAX), slot = 1024
+        let batch = Int(CLINUX_RECV_BATCH_MAX), slot = 1024
         let buffer = UnsafeMutablePointer<UInt8>.allocate(capacity: batch * slot)
         let lengths = UnsafeMutablePointer<Int32>.allocate(capacity: batch)
         defer {
@@ -172,7 +173,7 @@ public final class NotifySocketReader: Sendable {
         while true {
             let n = keys.withUnsafeMutableBufferPointer { k in
                 events.withUnsafeMutableBufferPointer { e in
-                    cdbus_epoll_wait(epollFD, k.baseAddress, e.baseAddress, 64, -1)
+                    clinux_epoll_wait(epollFD, k.baseAddress, e.baseAddress, 64, -1)
                 }
             }
             if n < 0 {
@@ -197,7 +198,7 @@ public final class NotifySocketReader: Sendable {
                     for c in commands {
                         switch c {
                         case .add(let id, let entry):
-                            if cdbus_epoll_add(epollFD, entry.fd, id) == 0 {
+                            if clinux_epoll_add(epollFD, entry.fd, id) == 0 {
                                 entries[id] = entry
                             } else {
                                 Glibc.close(entry.fd)
@@ -205,7 +206,7 @@ public final class NotifySocketReader: Sendable {
                             }
                         case .remove(let id):
                             if let entry = entries.removeValue(forKey: id) {
-                                _ = cdbus_epoll_del(epollFD, entry.fd)
+                                _ = clinux_epoll_del(epollFD, entry.fd)
                                 Glibc.close(entry.fd)
                             }
                         }
@@ -216,9 +217,9 @@ public final class NotifySocketReader: Sendable {
                 // Drain what is queued before looking at a hang-up: datagrams sent
                 // before the link dropped are still notifications.
                 var closed = false
-                let hangup = (events[i] & CDBUS_EPOLL_HANGUP) != 0
+                let hangup = (events[i] & CLINUX_EPOLL_HANGUP) != 0
                 reading: while true {
-                    let got = Int(cdbus_recv_batch(entry.fd, buffer, Int32(slot), Int32(batch), lengths))
+                    let got = Int(clinux_recv_batch(entry.fd, buffer, Int32(slot), Int32(batch), lengths))
                     if got > 0 {
                         for j in 0..<got {
                             let length = Int(lengths[j])
@@ -255,7 +256,7 @@ public final class NotifySocketReader: Sendable {
                 // Drained to EAGAIN with a hang-up flagged: nothing more will come.
                 if closed || hangup {
                     entries[key] = nil
-                    _ = cdbus_epoll_del(epollFD, entry.fd)
+                    _ = clinux_epoll_del(epollFD, entry.fd)
                     Glibc.close(entry.fd)
                     entry.onHangup()
                 }

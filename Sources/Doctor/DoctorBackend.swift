@@ -1,13 +1,12 @@
 // SPDX-License-Identifier: MIT
 import AsyncHTTPClient
-import Doctor
 import NIOCore
 import NIOHTTP1
 
 /// POSTs the empty batch of `BackendProbe` with the bearer token, gzip as the contract
 /// wants, and reads the status.
-enum DoctorBackend {
-    static func check(url: String, tokenFile: String, gatewayID: String, timeout: Int64) async -> [DoctorCheck] {
+package enum DoctorBackend {
+    package static func check(url: String, tokenFile: String, gatewayID: String, timeout: Int64) async -> [DoctorCheck] {
         let token: String
         do {
             token = try TokenFile.read(path: tokenFile)
