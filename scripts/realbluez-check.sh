@@ -1,15 +1,20 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 # blegate against the real bluetoothd 5.66 with two virtual LE controllers, in the
-# throw-away VM of ../shared/realbluez (as root; about 2 minutes). The gateway uses hci1;
-# hci0 is the VM's heart-rate peripheral "HR-Sim" (notifies 0x2A37 at 1 Hz).
+# throw-away VM of ../shared/realbluez (as root; about 4 minutes). scan and stream use hci1;
+# hci0 is the VM's heart-rate peripheral "HR-Sim" (notifies 0x2A37 at 1 Hz); then
+# `blegate run` follows HR-Sim and two more peripherals (on hci1 and hci2) with hci3 and
+# hci4, one of which is powered off and on again.
 #
 # Checks, all through org.bluez on the real daemon:
 #   scan    finds HR-Sim with the Heart Rate service on hci1;
 #   stream  connects, subscribes via AcquireNotify and again via StartNotify, prints
 #           Heart Rate records for HR-Sim, and exits 0 with no malformed payloads, having
 #           been handed over to the lean blegate-stream executable;
-#   doctor  sees bluetoothd, its version and both adapters, with no failed check.
+#   doctor  sees bluetoothd, its version and both adapters, with no failed check;
+#   run     three straps on two adapters (two links each at most); one adapter off: its
+#           straps followed on the other within 20 s as far as it has room, the one left
+#           waiting says why; back on: used again within 30 s; SIGTERM exits 0.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 realbluez=${REALBLUEZ:-../shared/realbluez}
@@ -30,7 +35,10 @@ else
 fi
 
 out=$(mktemp -d /tmp/blegate-realbluez.XXXXXX)
-RB_OUT="$out" CLIENT_TIMEOUT=200 "$realbluez/run-hr-demo.sh" -- bash "$PWD/scripts/realbluez-guest.sh" "$bin" || true
+# Five controllers: hci0-hci2 heart-rate peripherals, hci1 also the scan/stream central,
+# hci3 and hci4 for blegate run.
+RB_OUT="$out" CLIENT_TIMEOUT=420 BTVIRT_OPTS="-L -l5" "$realbluez/run-hr-demo.sh" -- \
+    bash "$PWD/scripts/realbluez-guest.sh" "$bin" "$(realpath "$realbluez")" || true
 log="$out/client.log"
 [ -s "$log" ] || { echo "realbluez-check: FAILED: no client.log from the VM (logs in $out)" >&2; exit 1; }
 
@@ -64,6 +72,16 @@ done
 check "doctor: bluetoothd and its version" has '^DOCTOR ok +bluetoothd: BlueZ 5\.[0-9]+'
 check "doctor: hci1 over D-Bus" has '^DOCTOR ok +adapter hci1: '
 check "doctor: no failed check" has '^DOCTOR [0-9]+ ok, [0-9]+ warn, 0 fail$'
+
+grep '^RUN ' "$log" || true
+check "run: three straps streaming on hci3 and hci4" has '^RUN three streaming after [0-9]+ s: 3 hci[34] (hci3 hci3 hci4|hci3 hci4 hci4)$'
+check "run: with one adapter off, its straps followed on the other as far as it has room, within 20 s" \
+    bash -c 'grep -qE "^RUN after power-off: two streaming again after ([0-9]|1[0-9]|20) s" "$1"' _ "$log"
+check "run: the adapter back on is used again within 30 s" \
+    bash -c 'grep -qE "^RUN after power-on: three streaming after ([0-9]|[12][0-9]|30) s" "$1"' _ "$log"
+check "run: a strap waiting for a link says why" \
+    bash -c 'grep "^RUN-STATUS2 " "$1" | grep -q "waiting for a link: hci[34] 2/2 in use"' _ "$log"
+check "run: SIGTERM, exit 0" has '^RUN exit 0$'
 
 echo "realbluez-check: $passed passed, $failed failed (logs in $out)"
 [ "$failed" -eq 0 ]

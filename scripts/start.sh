@@ -5,9 +5,12 @@
 # With a Bluetooth adapter under BlueZ: the gateway on it, with BLEGATE_CONFIG (default
 # /etc/blegate/blegate.toml when present; else every heart-rate strap seen, cache only, state
 # in ./.blegate).
-# Without one: the built-in BlueZ simulator (BLEGATE_STRAPS virtual straps, default 5) on a
-# private bus and the loopback test backend, so the whole path runs on any machine:
-# straps → gateway → SQLite cache → backend. Ctrl-C stops everything.
+# Without one: the built-in BlueZ simulator on a private bus and the loopback test backend,
+# so the whole path runs on any machine: straps → gateway → SQLite cache → backend. The
+# simulated room is a class bigger than its links: BLEGATE_STRAPS straps (default 16) on
+# two adapters that hold 4 and 7 links (the gateway is not told: it learns them), a
+# quarter of the straps Polars that advertise heart rate (half of those only advertise).
+# Ctrl-C stops everything.
 # Extra arguments go to `blegate run` (e.g. --log-level debug).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -52,7 +55,10 @@ cleanup() {
 }
 trap cleanup EXIT
 
-"$bin" simulate --private-bus --straps "${BLEGATE_STRAPS:-5}" > "$demo/simulate.out" 2> "$demo/simulate.err" &
+straps="${BLEGATE_STRAPS:-16}"
+advertising=$(( straps / 4 ))
+"$bin" simulate --private-bus --straps "$straps" --adapters 2 --link-limits 4,7 \
+    --advertising "$advertising" --advertising-only $(( advertising / 2 )) > "$demo/simulate.out" 2> "$demo/simulate.err" &
 pids+=($!)
 "$bindir/blegate-test-backend" --port 0 --token demo-token --data "$demo/backend.jsonl" > "$demo/backend.out" 2>&1 &
 pids+=($!)
@@ -82,7 +88,7 @@ token_file = "$demo/token"
 [status]
 socket = "$demo/status.sock"
 TOML
-echo "start: simulator on $bus, backend at $url"
+echo "start: simulator on $bus ($straps straps, $advertising advertising heart rate; hci0 holds 4 links, hci1 7), backend at $url"
 echo "start: in another terminal: $bin status --config $demo/blegate.toml"
 echo "start:                      curl -s $url/_admin/records | head -c 600"
 "$bin" run --config "$demo/blegate.toml" --bus "$bus" "$@"

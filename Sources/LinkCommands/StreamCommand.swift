@@ -136,7 +136,7 @@ public struct StreamCommand: LinkCommand {
         output.flush()
         for link in manager.links {
             let c = link.counters
-            printError("blegate stream: \(link.name ?? link.address) (\(link.address)): \(c.heartRate) notifications, \(c.malformed) malformed (skipped), \(link.reconnects) reconnect(s)")
+            printError("blegate stream: \(link.name ?? link.address) (\(link.address)): \(c.heartRate) notifications, \(c.malformed) malformed (skipped), \(link.reconnects) reconnect(s), \(c.advertised) from advertisements")
         }
         reporter.cancel()
         connection.close()

@@ -104,7 +104,7 @@ extension SimulatedBlueZ {
     static let adapterUUIDs = [0x1801, 0x1800, 0x1200, 0x110C, 0x110E, 0x180A].map { bluetoothUUID(UInt16($0)) }
 
     /// hci0 looks like a Raspberry Pi's built-in controller, further ones like USB dongles.
-    func adapterAddress(_ index: Int) -> String {
+    public nonisolated func adapterAddress(_ index: Int) -> String {
         var rng = SeededRandom(seed: configuration.seed).derived("adapter", index)
         let oui: [UInt8] = index == 0 ? [0xB8, 0x27, 0xEB] : [0x00, 0x1A, 0x7D]
         return DeviceCatalog.address(oui + (0..<3).map { _ in UInt8(truncatingIfNeeded: rng.next()) })
@@ -356,7 +356,7 @@ extension SimulatedBlueZ {
         d.server.removeSubtree(a.path)
     }
 
-    func returnAdapter(_ index: Int) {
+    public func returnAdapter(_ index: Int) {
         guard adapterPresent.indices.contains(index), !adapterPresent[index] else { return }
         adapterPresent[index] = true
         log("hci\(index) back")

@@ -83,7 +83,7 @@ struct LinkOptionsTests {
         #expect(Self.stream(["--device", "X", "--hrv-window", "5"]) == "--hrv-window must be at least 10 seconds")
         #expect(Self.stream(["--device", "X", "--duration", "-2"]) == "--duration must be positive")
         #expect(Self.stream(["--device", "X", "--gather-ms", "1001"]) == "--gather-ms must be between 0 and 1000")
-        #expect(Self.stream(["--device", "X", "--max-per-adapter", "0"]) == "--max-per-adapter must be at least 1")
+        #expect(Self.stream(["--device", "X", "--max-per-adapter", "0"]) == "--max-links must be between 1 and 64")
         #expect(Self.stream(["--device", "X", "--format", "text", "--notify", "start", "--interval", "5", "--gather-ms", "0"]) == nil)
         #expect(Self.scan([]) == nil)
         #expect(Self.scan(["--timeout", "0"]) == "--timeout must be positive")

@@ -1,0 +1,186 @@
+// SPDX-License-Identifier: MIT
+import BlueZ
+import DBus
+import Gateway
+import LinkPolicy
+import Simulator
+import Synchronization
+import Testing
+import WearMetrics
+
+/// The connection manager in-process against the simulator: links shared by need across
+/// adapters whose limits it learns, advertisement records, and links that are kept.
+@Suite("Links shared across adapters", .serialized)
+struct LinkSharingTests {
+    final class Sink: RecordSink {
+        let records = Mutex<[(WearMetrics, RecordKind)]>([])
+        func receive(_ record: WearMetrics, kind: RecordKind) { records.withLock { $0.append((record, kind)) } }
+        func advertised(_ address: String) -> Int {
+            records.withLock { $0.filter { $0.0.deviceID == address && $0.0.meta["hr_source"] == "advertisement" }.count }
+        }
+    }
+
+    final class EventLog: Sendable {
+        private let events = Mutex<[LinkEvent]>([])
+        func append(_ e: LinkEvent) { events.withLock { $0.append(e) } }
+        func withLock<T>(_ body: ([LinkEvent]) -> T) -> T { events.withLock { body($0) } }
+    }
+
+    final class Memory: LinkLimitMemory {
+        let limits = Mutex<[String: Int]>([:])
+        func load() -> [String: Int] { limits.withLock { $0 } }
+        func save(_ l: [String: Int]) { limits.withLock { $0 = l } }
+    }
+
+    /// A manager on its own connection, its events collected, until `body` returns.
+    func withManager(_ bus: PrivateBus, _ configure: (inout LinkConfiguration) -> Void = { _ in }, sink: Sink = Sink(),
+                     _ body: (StrapManager, EventLog) async throws -> Void) async throws {
+        let connection = try await DBusConnection.connect(bus.busAddress)
+        defer { connection.close() }
+        var config = LinkConfiguration()
+        config.selection = DeviceSelection(mode: .auto)
+        config.jitterSeed = 3
+        configure(&config)
+        let manager = try StrapManager(connection: connection, configuration: config, sink: sink)
+        let seen = EventLog()
+        let events = manager.events()
+        let watcher = Task { for await e in events { seen.append(e) } }
+        let run = Task { try await manager.run() }
+        do {
+            try await body(manager, seen)
+        } catch {
+            run.cancel()
+            _ = await run.result
+            watcher.cancel()
+            throw error
+        }
+        run.cancel()
+        _ = await run.result
+        watcher.cancel()
+    }
+
+    func simulator(_ configure: (inout SimulatorConfiguration) -> Void) async throws -> (PrivateBus, SimulatedBlueZ) {
+        var c = SimulatorConfiguration()
+        configure(&c)
+        let bus = try PrivateBus.start()
+        let sim = try SimulatedBlueZ(configuration: c, bus: bus.busAddress)
+        try await sim.start()
+        return (bus, sim)
+    }
+
+    func waitFor(_ what: String, timeout: Double = 60, _ condition: () async -> Bool) async throws {
+        for _ in 0..<Int(timeout * 10) {
+            if await condition() { return }
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        Issue.record("timed out waiting for \(what)")
+        throw CancellationError()
+    }
+
+    func streaming(_ m: StrapManager) -> [LinkStatus] { m.links.filter { $0.state == .streaming } }
+
+    @Test("a link that delivered data reconnects at once however short it was; no backoff, no flapping")
+    func deliveredLinksAreKept() async throws {
+        let (bus, sim) = try await simulator { c in c.straps = 1; c.seed = 8; c.rate = 4 }
+        defer { bus.stop() }
+        try await withManager(bus) { m, seen in
+            for round in 1...4 {
+                try await waitFor("streaming, round \(round)") { streaming(m).count == 1 }
+                let before = m.links[0].counters.heartRate
+                try await waitFor("data on the link") { m.links[0].counters.heartRate > before + 2 }
+                #expect(await sim.linkLoss("*") == 1)
+                try await waitFor("the loss seen") {
+                    seen.withLock { $0.filter { if case .disconnected = $0 { true } else { false } }.count } == round
+                }
+            }
+            try await waitFor("streaming again") { streaming(m).count == 1 }
+            let drops = seen.withLock { $0.compactMap { e -> (Double, Bool)? in
+                if case let .disconnected(_, _, retryIn, flapping) = e { return (retryIn, flapping) } else { return nil }
+            } }
+            #expect(drops.count == 4)
+            #expect(drops.allSatisfy { $0.0 == 0 && !$0.1 }, "\(drops)")
+            #expect(m.links[0].reconnects == 4)
+        }
+        await sim.stop()
+    }
+
+    @Test("limits learned from refusals, never reset as a stall, remembered by address for the next start")
+    func learnedAndRemembered() async throws {
+        let (bus, sim) = try await simulator { c in c.straps = 6; c.seed = 9; c.linkLimits = [3] }
+        defer { bus.stop() }
+        let memory = Memory()
+        try await withManager(bus, { $0.limitMemory = memory }) { m, seen in
+            try await waitFor("three streaming, the limit learned") {
+                streaming(m).count == 3 && m.adapterLinks.first?.learned == 3
+            }
+            #expect(m.adapterRecoveries.isEmpty)
+            let waiting = m.links.filter { $0.state != .streaming }
+            #expect(waiting.count == 3)
+            for w in waiting { #expect(w.reason != nil, "\(w.address) \(w.state) with no reason") }
+            #expect(seen.withLock { $0.contains(.limitLearned(adapter: "hci0", limit: 3, raised: false)) })
+        }
+        let address = sim.adapterAddress(0)
+        #expect(memory.load() == [address: 3])
+        _ = await sim.linkLoss("*")
+        // The next start begins at the learned limit: no refusal needed to find it again.
+        try await withManager(bus, { $0.limitMemory = memory }) { m, seen in
+            try await waitFor("three streaming again") { streaming(m).count == 3 }
+            #expect(m.adapterLinks.first?.limit == 3)
+            #expect(!seen.withLock { $0.contains { if case .limitLearned = $0 { true } else { false } } })
+            #expect(seen.withLock { $0.contains(.adapterReady(adapter: "hci0", limit: 3, learned: true)) })
+        }
+        await sim.stop()
+    }
+
+    @Test("an unplugged adapter's straps move to another with room; back, it is used again")
+    func unplug() async throws {
+        let (bus, sim) = try await simulator { c in c.straps = 4; c.adapters = 2; c.seed = 10; c.linkLimits = [3, 3] }
+        defer { bus.stop() }
+        try await withManager(bus, { $0.maxLinks = 3 }) { m, _ in
+            try await waitFor("four streaming") { streaming(m).count == 4 }
+            let onHci1 = streaming(m).filter { $0.adapter == "hci1" }.map(\.address)
+            #expect(onHci1.count == 2, "spread by free room: \(streaming(m).map { $0.adapter ?? "-" })")
+            await sim.removeAdapter(1, returnAfter: 0)
+            try await waitFor("hci0 full again within 20 s", timeout: 20) {
+                streaming(m).count == 3 && streaming(m).allSatisfy { $0.adapter == "hci0" }
+            }
+            let left = m.links.filter { $0.state != .streaming }
+            #expect(left.count == 1)
+            #expect(left.first?.reason?.contains("hci0 3/3") == true, "\(left.map { $0.reason ?? "-" })")
+            await sim.returnAdapter(1)
+            try await waitFor("hci1 used again within 30 s", timeout: 30) {
+                streaming(m).count == 4 && streaming(m).contains { $0.adapter == "hci1" }
+            }
+        }
+        await sim.stop()
+    }
+
+    @Test("advertised heart rate: records for a strap with no link, none from a strap on a hook, none while a link delivers")
+    func advertisements() async throws {
+        let (bus, sim) = try await simulator { c in c.straps = 3; c.seed = 12; c.advertising = 2; c.advertisingOnly = 1 }
+        defer { bus.stop() }
+        let only = try #require(sim.devices.first { $0.model == .polarBroadcast })
+        let h10 = try #require(sim.devices.first { $0.model == .polarH10 })
+        let sink = Sink()
+        try await withManager(bus, sink: sink) { m, _ in
+            try await waitFor("records from the broadcast-only strap") { sink.advertised(only.address) >= 3 }
+            try await waitFor("the H10 streaming") { streaming(m).contains { $0.address == h10.address } }
+            #expect(m.links.first { $0.address == only.address }?.state == .advertised)
+            // Linked and delivering: its advertisements add nothing.
+            let before = sink.advertised(h10.address)
+            try await Task.sleep(for: .seconds(4))
+            #expect(sink.advertised(h10.address) == before, "advertisements while the link delivers")
+            // On a hook: the broadcast goes on with a frozen frame, and gives nothing.
+            _ = await sim.setWorn(only.address, worn: false)
+            try await Task.sleep(for: .seconds(2))
+            let hooked = sink.advertised(only.address)
+            try await Task.sleep(for: .seconds(4))
+            #expect(sink.advertised(only.address) == hooked, "records from a strap on a hook")
+            _ = await sim.setWorn(only.address, worn: true)
+            try await waitFor("records again once worn") { sink.advertised(only.address) > hooked }
+            let r = try #require(sink.records.withLock { $0.last { $0.0.deviceID == only.address }?.0 })
+            #expect(r.source == "ble_hrm" && r.rrIntervals == nil && r[metric: "hr"] != nil)
+        }
+        await sim.stop()
+    }
+}
