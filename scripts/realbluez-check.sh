@@ -3,7 +3,7 @@
 # blegate against the real bluetoothd 5.66 with two virtual LE controllers, in the
 # throw-away VM of ../shared/realbluez (as root; about 4 minutes). scan and stream use hci1;
 # hci0 is the VM's heart-rate peripheral "HR-Sim" (notifies 0x2A37 at 1 Hz); then
-# `blegate run` follows HR-Sim and two more peripherals (on hci1 and hci2) with hci3 and
+# `blegate run` follows three more peripherals (on hci1, hci2 and hci5) with hci3 and
 # hci4, one of which is powered off and on again.
 #
 # Checks, all through org.bluez on the real daemon:
@@ -35,9 +35,9 @@ else
 fi
 
 out=$(mktemp -d /tmp/blegate-realbluez.XXXXXX)
-# Five controllers: hci0-hci2 heart-rate peripherals, hci1 also the scan/stream central,
-# hci3 and hci4 for blegate run.
-RB_OUT="$out" CLIENT_TIMEOUT=420 BTVIRT_OPTS="-L -l5" "$realbluez/run-hr-demo.sh" -- \
+# Six controllers: hci0 the demo peripheral, hci1 the scan/stream central, then hci1,
+# hci2 and hci5 heart-rate peripherals and hci3 and hci4 for blegate run.
+RB_OUT="$out" CLIENT_TIMEOUT=420 BTVIRT_OPTS="-L -l6" "$realbluez/run-hr-demo.sh" -- \
     bash "$PWD/scripts/realbluez-guest.sh" "$bin" "$(realpath "$realbluez")" || true
 log="$out/client.log"
 [ -s "$log" ] || { echo "realbluez-check: FAILED: no client.log from the VM (logs in $out)" >&2; exit 1; }

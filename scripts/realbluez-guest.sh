@@ -30,19 +30,20 @@ echo "GUEST doctor"
 echo "GUEST doctor exit ${PIPESTATUS[0]}"
 
 # blegate run with two adapters (hci3, hci4; at most 2 links each) following three
-# heart-rate peripherals (HR-Sim on hci0, HR-Sim-2 on hci1, HR-Sim-3 on hci2). Then the
-# adapter holding two links is powered off (btvirt keeps every controller in one process,
-# so the VM cannot unplug one) and on again. Status snapshots are tagged RUN-*.
+# heart-rate peripherals of its own (HR-Sim-2 on hci1, HR-Sim-3 on hci2, HR-Sim-4 on hci5;
+# HR-Sim, whose demo peripheral ends with the stream checks, is denied). Then the adapter
+# holding two links is powered off (btvirt keeps every controller in one process, so the
+# VM cannot unplug one) and on again. Status snapshots are tagged RUN-*.
 realbluez=$2
 py=/usr/bin/python3
-for n in 2 3; do
-    "$py" -u "$realbluez/hr-peripheral.py" --adapter "hci$((n - 1))" --name "HR-Sim-$n" > "/tmp/periph$n.log" 2>&1 &
+for p in 2:hci1 3:hci2 4:hci5; do
+    "$py" -u "$realbluez/hr-peripheral.py" --adapter "${p#*:}" --name "HR-Sim-${p%%:*}" --lifetime 900 > "/tmp/periph${p%%:*}.log" 2>&1 &
 done
-for _ in $(seq 1 30); do
-    grep -q 'advertisement registered' /tmp/periph2.log 2>/dev/null && grep -q 'advertisement registered' /tmp/periph3.log 2>/dev/null && break
+for _ in $(seq 1 60); do
+    [ "$(cat /tmp/periph[234].log 2>/dev/null | grep -c 'advertisement registered')" -ge 3 ] && break
     sleep 1
 done
-echo "RUN peripherals: $(grep -c 'advertisement registered' /tmp/periph2.log /tmp/periph3.log | tr '\n' ' ')"
+echo "RUN peripherals: $(cat /tmp/periph[234].log | grep -c 'advertisement registered') registered"
 state=$(mktemp -d /tmp/blegate-run.XXXXXX)
 cat > "$state/blegate.toml" <<TOML
 [gateway]
@@ -51,6 +52,7 @@ state_directory = "$state"
 [bluetooth]
 adapters = ["hci3", "hci4"]
 max_links = { hci3 = 2, hci4 = 2 }
+deny = ["HR-Sim"]
 [status]
 socket = "$state/status.sock"
 TOML
@@ -61,7 +63,7 @@ status() { "$bin" status --json --config "$state/blegate.toml" 2>/dev/null; }
 streaming() { status | "$py" -c '
 import json, sys
 r = json.load(sys.stdin)
-on = [d["adapter"] for d in r["devices"] if d["state"] == "streaming" and (d.get("name") or "").startswith("HR-Sim")]
+on = [d["adapter"] for d in r["devices"] if d["state"] == "streaming" and (d.get("name") or "").startswith("HR-Sim-")]
 two = [a for a in set(on) if on.count(a) == 2]
 print(len(on), two[0] if two else "-", " ".join(sorted(on)))' 2>/dev/null || echo "0 -"; }
 wait_streaming() { # N, timeout: seconds until N straps stream, or nothing

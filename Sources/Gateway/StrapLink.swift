@@ -96,6 +96,7 @@ final class StrapLink: Sendable {
                 // Only the Connect call's own failure says something about the adapter's room.
                 let verdict = context.scheduler.refused(address: address, adapter: grant.adapter, kind: kind)
                 await failed(kind, message, verdict: verdict, adapter: adapter, tracker: &tracker)
+                await release(disconnect: kind == .timeout)
                 if !(await backOff(tracker: &tracker, kind: kind, verdict: verdict, adapter: adapter.name)) { return }
             case .failure(let kind, let message):
                 context.scheduler.abandoned(adapter: grant.adapter)
@@ -155,9 +156,14 @@ final class StrapLink: Sendable {
                         tracker: inout ReconnectTracker) async {
         // A refusal at the adapter's limit is not the strap's fault, nor a stalled
         // adapter: no backoff grows and no recovery is counted.
-        if verdict == .notCapacity {
+        switch verdict {
+        case .notCapacity:
             tracker.failed(kind)
             await adapter.noteFailure(kind)
+        case .repeated:
+            tracker.failed(kind)
+        case .suspect, .learned:
+            break
         }
         update { $0.connectFailures += 1; $0.lastError = "\(kind.rawValue): \(message)" }
     }
@@ -167,7 +173,7 @@ final class StrapLink: Sendable {
         let delay: Double
         let reason: String
         switch verdict {
-        case .notCapacity:
+        case .notCapacity, .repeated:
             delay = tracker.nextDelay(now: WallClock.monotonic())
             reason = "backing off after \(kind.rawValue) on \(adapter)"
         case .suspect:
@@ -180,7 +186,6 @@ final class StrapLink: Sendable {
         let until = WallClock.monotonic() + delay
         update { $0.state = .backingOff; $0.reason = reason; $0.backingOffUntil = until }
         context.emit(.connectFailed(address: address, kind: kind, message: lastErrorMessage, retryIn: delay))
-        if case .notCapacity = verdict {} else { await release(disconnect: false) }
         return await sleep(delay)
     }
 

@@ -16,17 +16,16 @@
 public struct LinkLimit: Sendable {
     public struct Settings: Sendable, Hashable {
         /// Distinct straps refused at one link count that make it the limit, when the
-        /// adapter never held more.
+        /// adapter never held more (one more below the most it ever held). One strap
+        /// alone never does: it could be out of range or broken, and must not cap an
+        /// adapter for the whole class.
         public var distinctRefusals: Int
-        /// The same, when one strap alone is refused (it could also be out of range).
-        public var sameDeviceRefusals: Int
         /// Stable seconds with straps waiting before one link above the limit is tried.
         public var probeAfter: Double
         public var probeCap: Double
 
-        public init(distinctRefusals: Int = 2, sameDeviceRefusals: Int = 4, probeAfter: Double = 60, probeCap: Double = 1800) {
+        public init(distinctRefusals: Int = 2, probeAfter: Double = 60, probeCap: Double = 1800) {
             self.distinctRefusals = distinctRefusals
-            self.sameDeviceRefusals = sameDeviceRefusals
             self.probeAfter = probeAfter
             self.probeCap = probeCap
         }
@@ -38,6 +37,9 @@ public struct LinkLimit: Sendable {
         case notCapacity
         /// At the highest count the adapter ever held: maybe the limit, not yet proven.
         case suspect
+        /// This strap was refused at this count before, and no other strap was: more
+        /// likely the strap than the adapter, so it backs off as for any failure.
+        case repeated
         /// The refusals proved it: the limit is now this many links.
         case learned(Int)
     }
@@ -126,11 +128,11 @@ public struct LinkLimit: Sendable {
         if refusals?.atHeld != n { refusals = (n, [:]) }
         refusals!.devices[device, default: 0] += 1
         let distinct = refusals!.devices.count
-        let most = refusals!.devices.values.max() ?? 0
         // Below the most ever held the adapter has proven more room: it takes more
         // evidence to believe it shrank (radio noise clusters less).
         let extra = atTop ? 0 : 1
-        guard distinct >= settings.distinctRefusals + extra || most >= settings.sameDeviceRefusals + 2 * extra else {
+        guard distinct >= settings.distinctRefusals + extra else {
+            if refusals!.devices[device]! > 1 { return .repeated }
             return atTop ? .suspect : .notCapacity
         }
         if probing { probeWait = min(settings.probeCap, probeWait * 2) }

@@ -109,13 +109,17 @@ struct LinkSharingTests {
         let (bus, sim) = try await simulator { c in c.straps = 6; c.seed = 9; c.linkLimits = [3] }
         defer { bus.stop() }
         let memory = Memory()
-        try await withManager(bus, { $0.limitMemory = memory }) { m, seen in
+        let denied = sim.devices[5].address
+        try await withManager(bus, { $0.limitMemory = memory; $0.selection = DeviceSelection(mode: .auto, deny: [denied]) }) { m, seen in
             try await waitFor("three streaming, the limit learned") {
                 streaming(m).count == 3 && m.adapterLinks.first?.learned == 3
             }
             #expect(m.adapterRecoveries.isEmpty)
-            let waiting = m.links.filter { $0.state != .streaming }
-            #expect(waiting.count == 3)
+            try await waitFor("the denied strap listed") { m.links.contains { $0.address == denied } }
+            let d = m.links.first { $0.address == denied }
+            #expect(d?.state == .denied && d?.reason == "denied by configuration")
+            let waiting = m.links.filter { $0.state != .streaming && $0.state != .denied }
+            #expect(waiting.count == 2)
             for w in waiting { #expect(w.reason != nil, "\(w.address) \(w.state) with no reason") }
             #expect(seen.withLock { $0.contains(.limitLearned(adapter: "hci0", limit: 3, raised: false)) })
         }

@@ -33,16 +33,19 @@ struct LinkLimitTests {
         #expect(!reserve(&l), "full at the learned limit")
     }
 
-    @Test("one strap refused over and over is believed only after more attempts (it may be out of range)")
+    @Test("one strap refused over and over never caps the adapter (it may be out of range or broken): it backs off instead")
     func sameDevice() {
         var l = LinkLimit(ceiling: 10)
         fill(&l, 3)
-        for i in 0..<3 {
-            #expect(reserve(&l))
-            #expect(refuse(&l, device: "A", couldBeCapacity: true, now: Double(i)) == .suspect)
-        }
         #expect(reserve(&l))
-        #expect(refuse(&l, device: "A", couldBeCapacity: true, now: 4) == .learned(3))
+        #expect(refuse(&l, device: "A", couldBeCapacity: true, now: 0) == .suspect)
+        for i in 1..<10 {
+            #expect(reserve(&l))
+            #expect(refuse(&l, device: "A", couldBeCapacity: true, now: Double(i)) == .repeated)
+        }
+        #expect(l.limit == 10)
+        #expect(reserve(&l))
+        #expect(refuse(&l, device: "B", couldBeCapacity: true, now: 11) == .learned(3), "a second strap refused at the same count")
     }
 
     @Test("failures with no link held, or of other kinds, say nothing about capacity")
@@ -82,6 +85,8 @@ struct LinkLimitTests {
         for _ in 0..<3 { l.unlinked() }
         #expect(reserve(&l))
         #expect(refuse(&l, device: "A", couldBeCapacity: true, now: 0) == .notCapacity)
+        #expect(reserve(&l))
+        #expect(refuse(&l, device: "A", couldBeCapacity: true, now: 0) == .repeated)
         #expect(reserve(&l))
         #expect(refuse(&l, device: "B", couldBeCapacity: true, now: 0) == .notCapacity)
         #expect(reserve(&l))
