@@ -220,18 +220,19 @@ enum StreamBenchmarks {
 }
 
 /// What `blegate stream` prints per device at exit:
-/// `blegate stream: NAME (ADDR): N notifications, M malformed (skipped), K reconnect(s)`.
+/// `blegate stream: NAME (ADDR): N notifications, M malformed (skipped), K reconnect(s), A from advertisements`.
 struct StreamSummary {
     var devices = 0
     var notifications = 0
     var reconnects = 0
 
     init(_ stderr: String) {
-        for line in stderr.split(separator: "\n") where line.hasSuffix(" reconnect(s)") {
+        for line in stderr.split(separator: "\n") where line.hasSuffix(" from advertisements") {
             let words = line.split(separator: " ")
             guard let n = words.firstIndex(where: { $0 == "notifications," }), n > 0,
                   let m = words.firstIndex(where: { $0 == "malformed" }), m > 0,
-                  let hr = Int(words[n - 1]), let bad = Int(words[m - 1]), let k = Int(words[words.count - 2]) else { continue }
+                  let r = words.firstIndex(where: { $0 == "reconnect(s)," }), r > 0,
+                  let hr = Int(words[n - 1]), let bad = Int(words[m - 1]), let k = Int(words[r - 1]) else { continue }
             devices += 1
             notifications += hr + bad
             reconnects += k
