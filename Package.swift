@@ -91,11 +91,24 @@ let package = Package(
                 .product(name: "NIOFoundationCompat", package: "swift-nio"),
             ]
         ),
+        // Max HR, zones, kcal and effort points: pure maths for the wall and workouts.
+        .target(name: "Effort"),
+        // The wall: a live page of every member's heart rate, served by `blegate run`.
+        .target(
+            name: "Wall",
+            dependencies: [
+                "Effort", "WearMetrics",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "NIOCore", package: "swift-nio"),
+            ]
+        ),
         // `blegate run`: straps → cache → backend as one service group, status socket.
         .target(
             name: "GatewayService",
             dependencies: [
-                "Gateway", "Cache", "Config", "Sync", "DBus", "HCI", "LinkPolicy", "HRV", "WearMetrics",
+                "Gateway", "Cache", "Config", "Sync", "DBus", "HCI", "LinkPolicy", "HRV", "WearMetrics", "Wall", "Effort",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
@@ -163,6 +176,13 @@ let package = Package(
         // The systemd unit, udev rules and install.sh, checked with the system's own tools.
         .testTarget(name: "DeploymentTests", dependencies: ["BlegateTestSupport"]),
         .testTarget(name: "ConfigTests", dependencies: ["Config"]),
+        .testTarget(name: "EffortTests", dependencies: ["Effort"]),
+        // The wall in headless Chromium against the simulator, and its board without a browser.
+        .testTarget(
+            name: "WallTests",
+            dependencies: ["Wall", "Effort", "WearMetrics", "TestBackend", "BlegateTestSupport", "Simulator", "DBus"],
+            exclude: ["wall_browser.py"]
+        ),
         .testTarget(
             name: "CacheTests",
             dependencies: ["Cache", "Config", "Outbox", "WearMetrics", "GATT", .product(name: "GRDB", package: "GRDB.swift")]

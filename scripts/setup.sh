@@ -5,7 +5,10 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 # systemd: systemd-analyze and systemctl --root for the deployment tests; zlib for gzip.
-packages=(libdbus-1-dev libbluetooth-dev libsqlite3-dev zlib1g-dev dbus pkg-config systemd)
+# chromium, chromium-driver, python3-selenium, fonts-dejavu-core: the wall's browser tests
+# and benchmark (headless Chromium driven by Tests/WallTests/wall_browser.py).
+packages=(libdbus-1-dev libbluetooth-dev libsqlite3-dev zlib1g-dev dbus pkg-config systemd
+          chromium chromium-driver python3-selenium fonts-dejavu-core)
 missing=()
 for p in "${packages[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
