@@ -98,10 +98,11 @@ let package = Package(
             name: "Wall",
             dependencies: [
                 "Effort", "WearMetrics",
-                .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
             ]
         ),
         // `blegate run`: straps → cache → backend as one service group, status socket.

@@ -7,6 +7,7 @@
 # screens, and its peak RSS (VmHWM). Printed, never asserted.
 #   scripts/bench-wall.sh [SECONDS=60] [STRAPS=40] [SCREENS=10]
 # BLEGATE_BIN_DIR picks blegate and blegate-test-backend (default: the debug build).
+# BLEGATE_WALL_OFF=1: the same gateway with `listen = ""` and no browser, for comparison.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds="${1:-60}"
@@ -21,11 +22,15 @@ adapters=$(( (straps + 6) / 7 ))
 simulated_gym "$bin/blegate" "$bin/blegate-test-backend" wall-bench \
     --straps "$straps" --adapters "$adapters" --rate 1 --seed 5
 port="$(/usr/bin/python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')"
-gateway_config wall-bench '[display]' "listen = \"127.0.0.1:$port\"" 'gym_name = "Bench Gym"'
+# All addresses: each screen connects through its own 127.0.0.N (see wall_browser.py bench).
+listen="0.0.0.0:$port"; [ "${BLEGATE_WALL_OFF:-0}" = 1 ] && listen=""
+gateway_config wall-bench '[display]' "listen = \"$listen\"" 'gym_name = "Bench Gym"'
+# Binaries read just before, as scripts/bench-rss.sh runs are (docs/run.md, "Memory").
+cat "$bin/blegate" > /dev/null
 "$bin/blegate" run --config "$work/blegate.toml" --bus "$bus" > "$work/run.log" 2>&1 &
 run=$!
 pids=("$run" "${pids[@]}")
-echo "wall: blegate run (pid $run, $bin) with $straps simulated straps on $adapters adapters at 1 Hz, wall on 127.0.0.1:$port"
+echo "wall: blegate run (pid $run, $bin) with $straps simulated straps on $adapters adapters at 1 Hz, wall on port $port"
 for _ in $(seq 1 1200); do
     [ "$(grep -c '] connected ' "$work/run.log" || true)" -ge "$straps" ] && break
     kill -0 "$run" 2>/dev/null || { echo "wall: blegate run exited" >&2; tail -20 "$work/run.log" >&2; exit 1; }
@@ -41,6 +46,13 @@ cpu_over() { # seconds → CPU % of one core over that window
 }
 idle="$(cpu_over 20)"
 echo "wall: gateway CPU with no screen: $idle % of one core (20 s)"
+rss() { awk '/^(VmHWM|RssAnon|RssFile):/ { printf "%s %.1f MiB  ", $1, $2 / 1024 } END { print "" }' "/proc/$run/status"; }
+if [ "${BLEGATE_WALL_OFF:-0}" = 1 ]; then
+    cpu="$(cpu_over "$seconds")"
+    echo "wall: off; gateway CPU $cpu % of one core over $seconds s; $(rss)"
+    kill -TERM "$run"; wait "$run" || true
+    exit 0
+fi
 /usr/bin/python3 Tests/WallTests/wall_browser.py bench "http://127.0.0.1:$port/" --tiles "$straps" --screens "$screens" \
     --seconds "$seconds" > "$work/bench.out" 2> "$work/bench.err" &
 browser=$!
@@ -57,5 +69,5 @@ print("wall: notification -> DOM over %s s, %d screens: p50 %s ms, p99 %s ms, ma
       % (sys.argv[5], r["screens"], r["p50_ms"], r["p99_ms"], r["max_ms"], r["samples"]))
 print("wall: gateway CPU: %s %% of one core with no screen, %s %% with %s screens" % (sys.argv[2], sys.argv[3], sys.argv[4]))
 PY
-awk '/^VmHWM:/ { printf "wall: gateway peak RSS (VmHWM) %.1f MiB (budget 28 MiB)\n", $2 / 1024 }' "/proc/$run/status"
+echo "wall: gateway memory: $(rss)(budget: peak 28 MiB)"
 kill -TERM "$run"; wait "$run" || true

@@ -1,60 +1,63 @@
 // SPDX-License-Identifier: MIT
 import NIOCore
+import NIOHTTP1
 import Synchronization
 
-/// One serialised frame shared by every screen. A screen waits for a frame newer than
-/// the one it sent last; publishing wakes all of them with the same buffer (a ByteBuffer
-/// copy shares its storage), so ten screens cost ten socket writes, not ten encodings.
-/// A slow screen skips to the newest frame instead of queueing old ones.
+/// The screens on `/events`, and the one frame they all get. Publishing writes the same
+/// buffer to every screen's channel (a ByteBuffer copy shares its storage), so ten
+/// screens cost ten socket writes per frame, not ten encodings. A screen whose socket
+/// is full (a TV that stopped reading) skips frames until it drains: it gets the newest
+/// one next, and the gateway queues nothing for it.
 public final class FrameBroadcaster: Sendable {
     struct State {
-        var version = 0
-        var frame: ByteBuffer?
-        var waiters: [(after: Int, continuation: CheckedContinuation<(Int, ByteBuffer)?, Never>)] = []
+        var screens: [ObjectIdentifier: any Channel] = [:]
+        var latest: ByteBuffer?
         var closed = false
-        var clients = 0
     }
 
     private let state = Mutex(State())
 
     public init() {}
 
-    public var clientCount: Int { state.withLock { $0.clients } }
+    public var screenCount: Int { state.withLock { $0.screens.count } }
     public var isClosed: Bool { state.withLock { $0.closed } }
 
+    /// Adds a screen whose response head is written; returns the newest frame to send it
+    /// at once, or nil when closed (the caller ends the response).
+    func add(_ channel: any Channel) -> ByteBuffer?? {
+        state.withLock { s in
+            if s.closed { return .none }
+            s.screens[ObjectIdentifier(channel)] = channel
+            return .some(s.latest)
+        }
+    }
+
+    func remove(_ channel: any Channel) {
+        _ = state.withLock { $0.screens.removeValue(forKey: ObjectIdentifier(channel)) }
+    }
+
     public func publish(_ frame: ByteBuffer) {
-        let (version, wake) = state.withLock { s -> (Int, [CheckedContinuation<(Int, ByteBuffer)?, Never>]) in
-            s.version += 1
-            s.frame = frame
-            defer { s.waiters.removeAll() }
-            return (s.version, s.waiters.map(\.continuation))
+        let screens = state.withLock { s -> [any Channel] in
+            s.latest = frame
+            return Array(s.screens.values)
         }
-        for w in wake { w.resume(returning: (version, frame)) }
-    }
-
-    /// The newest frame after `version`, waiting for one; nil once closed.
-    public func next(after version: Int) async -> (Int, ByteBuffer)? {
-        await withCheckedContinuation { c in
-            let ready = state.withLock { s -> (Int, ByteBuffer)?? in
-                if s.closed { return .some(nil) }
-                if s.version > version, let f = s.frame { return .some((s.version, f)) }
-                s.waiters.append((version, c))
-                return nil
+        for channel in screens {
+            channel.eventLoop.execute {
+                guard channel.isActive, channel.isWritable else { return }
+                channel.writeAndFlush(HTTPServerResponsePart.body(.byteBuffer(frame)), promise: nil)
             }
-            if let ready { c.resume(returning: ready) }
         }
     }
 
-    func connected() { state.withLock { $0.clients += 1 } }
-    func disconnected() { state.withLock { $0.clients -= 1 } }
-
-    /// Ends every stream (graceful shutdown).
+    /// Ends every stream (graceful shutdown) and refuses new ones.
     public func close() {
-        let wake = state.withLock { s -> [CheckedContinuation<(Int, ByteBuffer)?, Never>] in
+        let screens = state.withLock { s -> [any Channel] in
             s.closed = true
-            defer { s.waiters.removeAll() }
-            return s.waiters.map(\.continuation)
+            defer { s.screens.removeAll() }
+            return Array(s.screens.values)
         }
-        for w in wake { w.resume(returning: nil) }
+        for channel in screens {
+            channel.writeAndFlush(HTTPServerResponsePart.end(nil)).whenComplete { _ in channel.close(promise: nil) }
+        }
     }
 }

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
-import Hummingbird
 import Logging
 import NIOCore
+import NIOHTTP1
+import NIOPosix
 import ServiceLifecycle
 
 /// The wall's HTTP server: `GET /` the page, `GET /events` the live frames as
@@ -32,62 +33,44 @@ public final class WallService: Service {
     }
 
     public func run() async throws {
-        let broadcaster = self.broadcaster, board = self.board
-        let router = Router()
+        let broadcaster = self.broadcaster, board = self.board, settings = self.settings
         let page = ByteBuffer(string: WallPage.html)
-        router.get("/") { _, _ in
-            Response(status: .ok, headers: [.contentType: "text/html; charset=utf-8", .cacheControl: "no-store"],
-                     body: ResponseBody(byteBuffer: page))
-        }
-        router.get("/events") { _, _ in
-            Response(status: .ok, headers: [.contentType: "text/event-stream", .cacheControl: "no-store"],
-                     body: ResponseBody { writer in
-                         broadcaster.connected()
-                         defer { broadcaster.disconnected() }
-                         try await writer.write(ByteBuffer(string: "retry: 1000\n\n"))
-                         var version = 0
-                         while let (v, frame) = await broadcaster.next(after: version) {
-                             version = v
-                             try await writer.write(frame)
-                         }
-                         try await writer.finish(nil)
-                     })
-        }
-        let onListening = self.onListening, logger = self.logger, settings = self.settings
-        let app = Application(
-            router: router,
-            configuration: .init(address: .hostname(settings.host, port: settings.port), serverName: nil, reuseAddress: true),
-            onServerRunning: { channel in
-                let port = channel.localAddress?.port ?? settings.port
-                logger.notice("wall: http://\(settings.host):\(port)/")
-                onListening(port)
-            },
-            logger: logger
-        )
-        await withGracefulShutdownHandler {
-            await withTaskGroup(of: Void.self) { group in
-                group.addTask {
-                    do {
-                        try await app.runService()
-                    } catch {
-                        let message = "the wall cannot listen on \(settings.host):\(settings.port): \(error)"
-                        logger.error("\(message)")
-                        self.onFailure(message)
-                        broadcaster.close()
-                    }
+        let bootstrap = ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+            .serverChannelOption(.backlog, value: 64)
+            .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
+            .childChannelOption(.socketOption(.tcp_nodelay), value: 1)
+            .childChannelInitializer { channel in
+                do {
+                    try channel.pipeline.syncOperations.configureHTTPServerPipeline(withErrorHandling: true)
+                    try channel.pipeline.syncOperations.addHandler(WallHTTPHandler(page: page, broadcaster: broadcaster))
+                    return channel.eventLoop.makeSucceededVoidFuture()
+                } catch {
+                    return channel.eventLoop.makeFailedFuture(error)
                 }
-                group.addTask {
-                    while !broadcaster.isClosed {
-                        if let frame = board.frame() {
-                            broadcaster.publish(ByteBuffer(string: "data: " + frame + "\n\n"))
-                        }
-                        try? await Task.sleep(for: Self.tick)
-                    }
-                }
-                await group.waitForAll()
             }
-            // Off after a failure: wait for the gateway to stop, as the other services do.
-            try? await gracefulShutdown()
+        await withGracefulShutdownHandler {
+            let server: any Channel
+            do {
+                server = try await bootstrap.bind(host: settings.host, port: settings.port).get()
+            } catch {
+                let message = "the wall cannot listen on \(settings.host):\(settings.port): \(error)"
+                logger.error("\(message)")
+                onFailure(message)
+                broadcaster.close()
+                // Off: wait for the gateway to stop, as the other services do.
+                try? await gracefulShutdown()
+                return
+            }
+            let port = server.localAddress?.port ?? settings.port
+            logger.notice("wall: http://\(settings.host):\(port)/")
+            onListening(port)
+            while !broadcaster.isClosed {
+                if let frame = board.frame() {
+                    broadcaster.publish(ByteBuffer(string: "data: " + frame + "\n\n"))
+                }
+                try? await Task.sleep(for: Self.tick)
+            }
+            try? await server.close()
         } onGracefulShutdown: {
             broadcaster.close()
         }

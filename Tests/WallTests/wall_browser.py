@@ -175,15 +175,21 @@ def restart(a):
 def bench(a):
     d = browser(1920, 1080)
     try:
-        d.get(a.url)
+        # A browser opens at most 6 connections per host and each screen holds one open
+        # for its event stream, so every tab gets its own loopback address (127.0.0.N),
+        # as ten TVs would each be their own browser.
+        def tab_url(i):
+            return a.url.replace("127.0.0.1", "127.0.0.%d" % (i + 1), 1)
+        d.get(tab_url(0))
         handles = [d.current_window_handle]
-        for _ in range(a.screens - 1):
+        for i in range(1, a.screens):
             d.switch_to.new_window("tab")
-            d.get(a.url)
+            d.get(tab_url(i))
             handles.append(d.current_window_handle)
         d.switch_to.window(handles[0])
         ok = wait_for("tiles", 120, lambda: fresh(tiles(d), a.tiles))
-        say("screens: %d, tiles: %s; measuring for %d s" % (len(handles), len(tiles(d)), a.seconds))
+        connected = d.execute_script("return window.wallFrames;")
+        say("screens: %d, tiles: %s, frames so far %s; measuring for %d s" % (len(handles), len(tiles(d)), connected, a.seconds))
         for h in handles:
             d.switch_to.window(h)
             d.execute_script("window.wallLatency.length = 0;")
