@@ -181,7 +181,11 @@ let package = Package(
         // The wall in headless Chromium against the simulator, and its board without a browser.
         .testTarget(
             name: "WallTests",
-            dependencies: ["Wall", "Effort", "WearMetrics", "TestBackend", "BlegateTestSupport", "Simulator", "DBus"],
+            dependencies: [
+                "Wall", "Effort", "WearMetrics", "TestBackend", "BlegateTestSupport", "Simulator", "DBus",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
             exclude: ["wall_browser.py"]
         ),
         .testTarget(

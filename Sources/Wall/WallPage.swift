@@ -116,7 +116,8 @@ function layout(n) {
   cols = best.c;
   grid.style.gridTemplateColumns = "repeat(" + best.c + ", minmax(0, 1fr))";
   grid.style.gridTemplateRows = "repeat(" + best.r + ", minmax(0, 1fr))";
-  grid.style.setProperty("--u", Math.min(best.w / 6.2, best.h / 4.4).toFixed(1) + "px");
+  // Width: three digits of the heart rate, the zone badge and padding need about 7 units.
+  grid.style.setProperty("--u", Math.min(best.w / 7.0, best.h / 4.4).toFixed(1) + "px");
 }
 
 function apply(frame) {
