@@ -114,11 +114,25 @@ let package = Package(
                 .product(name: "NIOCore", package: "swift-nio"),
             ]
         ),
+        // Max HR, zones, kcal and effort points: pure maths for the wall and workouts.
+        .target(name: "Effort"),
+        // The wall: a live page of every member's heart rate, served by `blegate run`.
+        .target(
+            name: "Wall",
+            dependencies: [
+                "Effort", "WearMetrics",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+            ]
+        ),
         // `blegate run`: straps → cache → backend as one service group, status socket.
         .target(
             name: "GatewayService",
             dependencies: [
-                "Gateway", "Cache", "Config", "Sync", "DBus", "HCI", "LinkPolicy", "HRV", "WearMetrics", "ProcessTuning",
+                "Gateway", "Cache", "Config", "Sync", "DBus", "HCI", "LinkPolicy", "HRV", "WearMetrics", "ProcessTuning", "Wall", "Effort",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
@@ -191,6 +205,17 @@ let package = Package(
         // The systemd unit, udev rules and install.sh, checked with the system's own tools.
         .testTarget(name: "DeploymentTests", dependencies: ["BlegateTestSupport"]),
         .testTarget(name: "ConfigTests", dependencies: ["Config"]),
+        .testTarget(name: "EffortTests", dependencies: ["Effort"]),
+        // The wall in headless Chromium against the simulator, and its board without a browser.
+        .testTarget(
+            name: "WallTests",
+            dependencies: [
+                "Wall", "Effort", "WearMetrics", "TestBackend", "BlegateTestSupport", "Simulator", "DBus",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            exclude: ["wall_browser.py"]
+        ),
         .testTarget(
             name: "CacheTests",
             dependencies: ["Cache", "Config", "Outbox", "WearMetrics", "GATT", "JSON", .product(name: "GRDB", package: "GRDB.swift")]

@@ -17,12 +17,14 @@
 #   scripts/bench.sh stream [--straps 10] [--rate 50,3000] [--notify acquire,start] [--rss-straps 50] [--seconds 10]
 #                                                              blegate stream as a process against the simulator:
 #                                                              CPU µs/notification, peak RSS, notifications lost
+#   scripts/bench.sh wall [SECONDS=60] [STRAPS=40] [SCREENS=10]   the wall (shipped blegate run) in headless Chromium:
+#                                                              notification → DOM p50/p99, gateway CPU and peak RSS
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh -c release --product blegate-bench
 # The stream benchmark runs blegate as it ships (scripts/build-release.sh: static Swift
 # runtime, the lean blegate-stream beside it) for the simulator and the gateway, each a process.
-if [ "${1:-all}" = stream ] || [ "${1:-all}" = all ]; then shipped="$(scripts/build-release.sh | tail -n 1)"; fi
+case "${1:-all}" in stream|wall|all) shipped="$(scripts/build-release.sh | tail -n 1)" ;; esac
 bin="$(swift build -c release --show-bin-path)"
 what="${1:-all}"; shift || true
 case "$what" in
@@ -51,5 +53,13 @@ case "$what" in
         ;;&
     stream|all)
         if [ "$what" = all ]; then "$bin/blegate-bench" stream --blegate "$shipped/blegate"; else "$bin/blegate-bench" stream --blegate "$shipped/blegate" "$@"; fi
+        ;;&
+    wall|all)
+        swift build -c release --product blegate-test-backend
+        wallbin="$(mktemp -d /tmp/blegate-wallbin.XXXXXX)"
+        ln -s "$shipped/blegate" "$wallbin/blegate"
+        ln -s "$bin/blegate-test-backend" "$wallbin/blegate-test-backend"
+        if [ "$what" = all ]; then BLEGATE_BIN_DIR="$wallbin" scripts/bench-wall.sh; else BLEGATE_BIN_DIR="$wallbin" scripts/bench-wall.sh "$@"; fi
+        rm -rf "$wallbin"
         ;;
 esac

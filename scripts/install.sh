@@ -4,6 +4,7 @@
 #
 #   sudo scripts/install.sh                      build (release, static Swift stdlib), install, enable, start
 #   sudo scripts/install.sh --adapter-reset      ... and allow HCI adapter resets (CAP_NET_ADMIN)
+#   sudo scripts/install.sh --kiosk              ... and open the wall full-screen when the desktop starts (Pi with a screen)
 #   sudo scripts/install.sh --no-build --binary PATH   install a binary built elsewhere (cross-built; blegate-stream beside it goes too)
 #   scripts/install.sh --root DIR ...            stage everything under DIR: no apt, no start (tests, images)
 #   sudo scripts/install.sh --uninstall [--purge]      remove; --purge also deletes config, token, cache and the user
@@ -19,10 +20,11 @@ build=1
 binary=""
 deps=1
 adapter_reset=0
+kiosk=0
 uninstall=0
 purge=0
 
-usage() { sed -n '3,12p' "$0" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '3,13p' "$0" | sed 's/^# \{0,1\}//'; }
 die() { echo "install.sh: $*" >&2; exit 1; }
 
 while [ $# -gt 0 ]; do
@@ -34,6 +36,7 @@ while [ $# -gt 0 ]; do
         --binary=*) binary="${1#--binary=}" ;;
         --no-deps) deps=0 ;;
         --adapter-reset) adapter_reset=1 ;;
+        --kiosk) kiosk=1 ;;
         --uninstall) uninstall=1 ;;
         --purge) uninstall=1; purge=1 ;;
         -h|--help) usage; exit 0 ;;
@@ -54,6 +57,8 @@ unit=$unit_dir/blegate.service
 dropins=$unit_dir/blegate.service.d
 rules=/etc/udev/rules.d/70-blegate.rules
 doc_dir=/usr/local/share/doc/blegate
+kiosk_bin=/usr/local/bin/blegate-wall-kiosk
+kiosk_desktop=/etc/xdg/autostart/blegate-wall.desktop
 
 say() { echo "install.sh: $*"; }
 R() { printf '%s%s' "$root" "$1"; }
@@ -71,7 +76,7 @@ if [ "$uninstall" = 1 ]; then
     elif [ -e "$(R $unit)" ]; then
         systemctl --root="$root" disable blegate.service >/dev/null 2>&1 || true
     fi
-    rm -f "$(R $unit)" "$(R $rules)" "$(R $bin_path)" "$(R $lean_path)"
+    rm -f "$(R $unit)" "$(R $rules)" "$(R $bin_path)" "$(R $lean_path)" "$(R $kiosk_bin)" "$(R $kiosk_desktop)"
     rm -rf "$(R $dropins)" "$(R $doc_dir)"
     if [ "$purge" = 1 ]; then
         rm -rf "$(R $conf_dir)" "$(R $state_dir)"
@@ -93,6 +98,10 @@ fi
 #    packages' libraries, and dbus needs libdbus-1-3 anyway).
 if [ "$deps" = 1 ] && live; then
     packages=(bluez dbus libdbus-1-3 libsqlite3-0 ca-certificates rfkill iw)
+    # The kiosk's browser: Raspberry Pi OS packages it as chromium-browser, Debian as chromium.
+    if [ "$kiosk" = 1 ] && ! command -v chromium-browser >/dev/null 2>&1 && ! command -v chromium >/dev/null 2>&1; then
+        if apt-cache show chromium-browser >/dev/null 2>&1; then packages+=(chromium-browser); else packages+=(chromium); fi
+    fi
     missing=()
     for p in "${packages[@]}"; do
         dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -178,6 +187,13 @@ fi
 rmdir "$(R $dropins)" 2>/dev/null || true
 install -D -m 0644 -o 0 -g 0 "$project/udev/70-blegate.rules" "$(R $rules)"
 install -D -m 0644 -o 0 -g 0 "$project/docs/deployment.md" "$(R $doc_dir/deployment.md)"
+install -D -m 0644 -o 0 -g 0 "$project/docs/wall.md" "$(R $doc_dir/wall.md)"
+# The wall at boot: the desktop session's autostart opens it full-screen (docs/wall.md).
+if [ "$kiosk" = 1 ]; then
+    install -D -m 0755 -o 0 -g 0 "$here/kiosk/blegate-wall-kiosk" "$(R $kiosk_bin)"
+    install -D -m 0644 -o 0 -g 0 "$here/kiosk/blegate-wall.desktop" "$(R $kiosk_desktop)"
+    say "kiosk: the wall opens full-screen when the desktop starts ($kiosk_desktop); boot to the desktop with auto-login (raspi-config, System Options)"
+fi
 
 # 5. Enable (and, for real, start).
 if live; then

@@ -7,6 +7,12 @@ cd "$(dirname "$0")/.."
 # systemd: systemd-analyze and systemctl --root for the deployment tests; zlib for gzip;
 # g++ for the static libstdc++ archive scripts/build-release.sh links (and a C compiler).
 packages=(libdbus-1-dev libbluetooth-dev libsqlite3-dev zlib1g-dev dbus pkg-config systemd g++)
+# With BLEGATE_SETUP_TESTS=1 (scripts/test.sh): chromium, chromium-driver, python3-selenium
+# and fonts-dejavu-core for the wall's browser tests and benchmark (headless Chromium
+# driven by Tests/WallTests/wall_browser.py). A gateway never needs them.
+if [ "${BLEGATE_SETUP_TESTS:-0}" = 1 ]; then
+    packages+=(chromium chromium-driver python3-selenium fonts-dejavu-core)
+fi
 missing=()
 for p in "${packages[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -24,6 +24,24 @@ has_adapter() {
     busctl --system tree org.bluez 2>/dev/null | grep -q '/org/bluez/hci[0-9]'
 }
 
+# The wall's address from [display] listen (default 0.0.0.0:8080; "" = off).
+wall_url() {
+    local listen
+    listen="$(awk '/^[[:space:]]*\[/ { s = $0; gsub(/[[:space:]\[\]]/, "", s) }
+                   s == "display" && /^[[:space:]]*listen[[:space:]]*=/ { sub(/^[^=]*=[[:space:]]*"/, ""); sub(/".*/, ""); print "set:" $0; exit }' "$1" 2>/dev/null)"
+    case "$listen" in
+        "") listen="0.0.0.0:8080" ;;
+        set:) echo "start: the wall is off ([display] listen = \"\")"; return ;;
+        *) listen="${listen#set:}" ;;
+    esac
+    local host="${listen%:*}" port="${listen##*:}"
+    case "$host" in
+        0.0.0.0|"[::]"|::)
+            echo "start: the wall: http://localhost:$port/ (on the gym's network: http://$(hostname -I 2>/dev/null | awk '{print $1}'):$port/)" ;;
+        *) echo "start: the wall: http://$host:$port/" ;;
+    esac
+}
+
 state="${BLEGATE_STATE_DIR:-$PWD/.blegate}"
 mkdir -p "$state"
 
@@ -41,6 +59,7 @@ TOML
     fi
     echo "start: a BlueZ adapter is present: blegate run --config $config"
     echo "start: in another terminal: $bin status --config $config"
+    wall_url "$config"
     exec "$bin" run --config "$config" "$@"
 fi
 
@@ -91,4 +110,5 @@ TOML
 echo "start: simulator on $bus ($straps straps, $advertising advertising heart rate; hci0 holds 4 links, hci1 7), backend at $url"
 echo "start: in another terminal: $bin status --config $demo/blegate.toml"
 echo "start:                      curl -s $url/_admin/records | head -c 600"
+wall_url "$demo/blegate.toml"
 "$bin" run --config "$demo/blegate.toml" --bus "$bus" "$@"

@@ -6,7 +6,7 @@
 #   scripts/test.sh [swift test flags]   # BLEGATE_SKIP_RELEASE=1: the debug build only
 set -euo pipefail
 cd "$(dirname "$0")/.."
-BLEGATE_SKIP_BUILD=1 scripts/setup.sh
+BLEGATE_SKIP_BUILD=1 BLEGATE_SETUP_TESTS=1 scripts/setup.sh
 command -v swift >/dev/null 2>&1 || export PATH="/opt/swift/usr/bin:$PATH"
 swift build --build-tests
 swift test --skip-build "$@"

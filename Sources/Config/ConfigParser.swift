@@ -52,6 +52,10 @@ extension GatewayConfiguration {
                 throw ConfigError(.wrongType, key: name, problem: "must be a section [\(name)], got \(render(value))",
                                   example: "[\(name)]")
             }
+            if name == "members" {
+                try readMembers(table, into: &config.members)
+                continue
+            }
             let section = SectionReader(name: name, table: table)
             try section.checkKeys()
             switch name {
@@ -60,6 +64,7 @@ extension GatewayConfiguration {
             case "hrv": try section.read(into: &config.hrv)
             case "cache": try section.read(into: &config.cache)
             case "backend": try section.read(into: &config.backend)
+            case "display": try section.read(into: &config.display)
             default: try section.read(into: &config.status)
             }
         }
@@ -69,6 +74,27 @@ extension GatewayConfiguration {
                               example: ConfigSchema.example("bluetooth", "allow"))
         }
         return config
+    }
+}
+
+/// `[members."A0:9E:1A:12:34:56"]` or `[members."<client id>"]`: one table per member.
+func readMembers(_ table: TOMLTable, into members: inout [String: GatewayConfiguration.Member]) throws(ConfigError) {
+    for (key, value) in table {
+        guard let memberTable = value.table else {
+            throw ConfigError(.wrongType, key: "members.\(key)",
+                              problem: "must be a table per member, keyed by strap address or client id, got \(render(value))",
+                              example: "[members.\"A0:9E:1A:12:34:56\"]\nname = \"Ana\"\nage = 34")
+        }
+        let id = DevicePattern.isAddress(key) ? key.uppercased() : key
+        let reader = SectionReader(name: "members", table: memberTable)
+        do throws(ConfigError) {
+            try reader.checkKeys()
+            members[id] = try reader.readMember()
+        } catch {
+            // `members.age` → `members."A0:9E:1A:12:34:56".age`: which member, too.
+            throw ConfigError(error.code, key: "members.\"\(key)\"" + error.key.dropFirst("members".count),
+                              problem: error.problem, example: error.example)
+        }
     }
 }
 

@@ -41,6 +41,20 @@ enum ConfigSchema {
         ("status", [
             ("socket", #"socket = "/run/blegate/status.sock""#),
         ]),
+        ("display", [
+            ("listen", #"listen = "0.0.0.0:8080""#),
+            ("gym_name", #"gym_name = "North Gym""#),
+            ("low_battery", "low_battery = 0.15"),
+        ]),
+        // Keys of each `[members."<address or client id>"]` table.
+        ("members", [
+            ("name", #"name = "Ana""#),
+            ("age", "age = 34"),
+            ("max_hr", "max_hr = 188"),
+            ("resting_hr", "resting_hr = 58"),
+            ("weight_kg", "weight_kg = 64.5"),
+            ("sex", #"sex = "female""#),
+        ]),
     ]
 
     static func example(_ section: String, _ key: String) -> String {

@@ -13,6 +13,9 @@ public struct GatewayConfiguration: Sendable, Equatable {
     public var cache = Cache()
     public var backend = Backend()
     public var status = Status()
+    public var display = Display()
+    /// `[members."<address or client id>"]`: names and profiles for the wall.
+    public var members: [String: Member] = [:]
 
     public init() {}
 
@@ -108,6 +111,55 @@ public struct GatewayConfiguration: Sendable, Equatable {
 
     public struct Status: Sendable, Equatable {
         public var socket = "/run/blegate/status.sock"
+        public init() {}
+    }
+
+    /// `[display]`: the wall, a live page of everyone's heart rate for the gym's screens.
+    public struct Display: Sendable, Equatable {
+        /// nil = no wall (`listen = ""`).
+        public var listen: ListenAddress? = ListenAddress(host: "0.0.0.0", port: 8080)
+        /// The header's title; nil = `gateway.id`.
+        public var gymName: String?
+        /// Battery fraction (0 to 1) at or below which a tile shows the low-battery mark.
+        public var lowBattery = 0.15
+        public init() {}
+    }
+
+    /// `host:port` (`[::]:8080` for IPv6); port 0 = any free port.
+    public struct ListenAddress: Sendable, Equatable, CustomStringConvertible {
+        public var host: String
+        public var port: Int
+
+        public init(host: String, port: Int) {
+            self.host = host
+            self.port = port
+        }
+
+        public static func parse(_ text: String) -> ListenAddress? {
+            guard let colon = text.lastIndex(of: ":") else { return nil }
+            var host = String(text[..<colon])
+            guard let port = Int(text[text.index(after: colon)...]), (0...65_535).contains(port) else { return nil }
+            if host.hasPrefix("["), host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
+            guard !host.isEmpty, !host.utf8.contains(UInt8(ascii: " ")), !host.utf8.contains(UInt8(ascii: "/")) else { return nil }
+            return ListenAddress(host: host, port: port)
+        }
+
+        public var description: String { host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)" }
+    }
+
+    public enum Sex: String, Sendable, Equatable, CaseIterable {
+        case female, male
+    }
+
+    /// One member's display name and what the effort maths may know of them. Every key is
+    /// optional; kcal need weight, age and sex.
+    public struct Member: Sendable, Equatable {
+        public var name: String?
+        public var age: Int?
+        public var maxHR: Int?
+        public var restingHR: Int?
+        public var weightKg: Double?
+        public var sex: Sex?
         public init() {}
     }
 

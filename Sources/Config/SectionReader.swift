@@ -221,6 +221,52 @@ struct SectionReader {
         if let u = try choice("unpaired", GatewayConfiguration.UnpairedPolicy.self) { b.unpaired = u }
     }
 
+    func read(into d: inout GatewayConfiguration.Display) throws(ConfigError) {
+        if let l = try string("listen", nonEmpty: false) {
+            if l.isEmpty { d.listen = nil } else {
+                guard let address = GatewayConfiguration.ListenAddress.parse(l) else {
+                    throw fail(.badValue, "listen", "must be \"host:port\" (port 0 to 65535), or \"\" for no wall, got \"\(l)\"")
+                }
+                d.listen = address
+            }
+        }
+        if let g = try string("gym_name") {
+            guard g.count <= 80 else { throw fail(.badValue, "gym_name", "must be at most 80 characters, got \(g.count)") }
+            d.gymName = g
+        }
+        if let b = try number("low_battery", 0...1) { d.lowBattery = b }
+    }
+
+    func readMember() throws(ConfigError) -> GatewayConfiguration.Member {
+        var m = GatewayConfiguration.Member()
+        if let n = try string("name") {
+            guard n.count <= 40 else { throw fail(.badValue, "name", "must be at most 40 characters, got \(n.count)") }
+            m.name = n
+        }
+        m.age = try int("age", 10...100)
+        m.maxHR = try int("max_hr", 100...230)
+        m.restingHR = try int("resting_hr", 30...120)
+        m.weightKg = try number("weight_kg", 25...300)
+        m.sex = try choice("sex", GatewayConfiguration.Sex.self)
+        if let r = m.restingHR, let x = m.maxHR, r >= x {
+            throw fail(.badValue, "resting_hr", "must be below max_hr (\(x)), got \(r)")
+        }
+        return m
+    }
+
+    func number(_ key: String, _ range: ClosedRange<Double>) throws(ConfigError) -> Double? {
+        guard let v = table[key] else { return nil }
+        let what = "must be a number from \(range.lowerBound) to \(range.upperBound)"
+        let d: Double?
+        switch v.type {
+        case .int: d = v.int.map(Double.init)
+        case .double: d = v.double
+        default: throw fail(.wrongType, key, "\(what), got \(render(v))")
+        }
+        guard let d, d.isFinite, range.contains(d) else { throw fail(.outOfRange, key, "\(what), got \(render(v))") }
+        return d
+    }
+
     func read(into s: inout GatewayConfiguration.Status) throws(ConfigError) {
         if let p = try path("socket", absolute: true) { s.socket = p }
     }

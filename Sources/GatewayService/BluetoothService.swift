@@ -16,7 +16,7 @@ import Synchronization
 final class BluetoothService: Service, Sendable {
     let bus: DBusBusAddress
     let configuration: LinkConfiguration
-    let sink: CacheRecordSink
+    let sink: any RecordSink
     let cache: RecordCache
     let errors: ErrorLog
     let facts: DeviceFacts
@@ -24,7 +24,7 @@ final class BluetoothService: Service, Sendable {
     private let manager = Mutex<StrapManager?>(nil)
     private let lastLinks = Mutex<[LinkStatus]>([])
 
-    init(bus: DBusBusAddress, configuration: LinkConfiguration, sink: CacheRecordSink, cache: RecordCache,
+    init(bus: DBusBusAddress, configuration: LinkConfiguration, sink: any RecordSink, cache: RecordCache,
          errors: ErrorLog, facts: DeviceFacts, logger: Logger) {
         self.bus = bus
         self.configuration = configuration

@@ -41,6 +41,7 @@ public final class GatewayRuntime: Sendable {
     let errors: ErrorLog
     let facts: DeviceFacts
     let paired: PairedDevices
+    let wall: WallHookup?
     let logger: Logger
     private let group = Mutex<ServiceGroup?>(nil)
     private let shutdownRequested = Atomic<Bool>(false)
@@ -97,7 +98,10 @@ public final class GatewayRuntime: Sendable {
         let facts = DeviceFacts()
         self.errors = errors
         self.facts = facts
-        let sink = CacheRecordSink(cache: cache, facts: facts, observer: hooks.onAppend)
+        let cacheSink = CacheRecordSink(cache: cache, facts: facts, observer: hooks.onAppend)
+        let wall = WallHookup(configuration: c, cache: cache, errors: errors, logger: logger)
+        self.wall = wall
+        let sink: any RecordSink = wall.map { WallRecordSink(cacheSink, board: $0.board) } ?? cacheSink
         var btLogger = logger
         btLogger[metadataKey: "component"] = "bluetooth"
         let paired = PairedDevices()
@@ -184,6 +188,10 @@ public final class GatewayRuntime: Sendable {
         }
         add(PeriodicTask("devices", every: .seconds(5), body: writeFacts, finally: writeFacts), "devices")
         add(bluetooth, "bluetooth")
+        if let wall {
+            add(wall.service, "wall")
+            add(wall.directory, "wall-directory")
+        }
         // Hands freed heap pages back once a minute, so the resident size follows what is
         // in use and does not creep (MallocTuning in ProcessTuning).
         add(PeriodicTask("memory", every: .seconds(60), body: { MallocTuning.trim() }), "memory")

@@ -19,27 +19,33 @@ struct PairCommand: AsyncParsableCommand {
             in the cache directly. Records from then on carry the client id, and so do the \
             device's records still waiting in the cache without one. Exit status: 0 paired, \
             1 backend unreachable or failing, 2 unknown code, 3 code already used, 4 the \
-            pairing could not be stored, 78 configuration error.
+            pairing could not be stored, 64 a short id that matches no device or several, \
+            78 configuration error.
             """)
 
     @OptionGroup var gateway: GatewayOptions
 
-    @Option(help: "The device's Bluetooth address (A0:9E:1A:12:34:56).")
+    @Option(help: "The device's Bluetooth address (A0:9E:1A:12:34:56), or the short id the wall shows on a new strap's tile (its address's last four hex digits, 56AB).")
     var device: String
 
     @Option(help: "The pairing code the member got from the gym's app.")
     var code: String
 
     func validate() throws {
-        guard DevicePattern.isAddress(device) else {
-            throw ValidationError("--device must be a Bluetooth address like A0:9E:1A:12:34:56, got \"\(device)\" (blegate devices lists them)")
+        guard DevicePattern.isAddress(device) || Self.isShortID(device) else {
+            throw ValidationError("--device must be a Bluetooth address like A0:9E:1A:12:34:56 or the wall's four-digit short id like 56AB, got \"\(device)\" (blegate devices lists them)")
         }
         guard !code.trimmingCharacters(in: .whitespaces).isEmpty else { throw ValidationError("--code must not be empty") }
     }
 
     func run() async throws {
         let config = try gateway.load()
-        let address = device.uppercased()
+        let address: String
+        if DevicePattern.isAddress(device) {
+            address = device.uppercased()
+        } else {
+            address = try await resolveShortID(config)
+        }
         guard let url = config.backend.url else {
             printError(ConfigError(.badValue, key: "backend.url", problem: "pairing needs the backend, and none is configured",
                                    example: "url = \"https://backend.example/\"").description)
@@ -88,6 +94,33 @@ struct PairCommand: AsyncParsableCommand {
         }
         let name = known?.name.map { " (\($0))" } ?? ""
         print("paired \(address)\(name) with client id \(clientID)" + (assigned > 0 ? "; \(assigned) waiting record(s) assigned to the member" : ""))
+    }
+
+    static func isShortID(_ s: String) -> Bool {
+        s.count == 4 && s.allSatisfy(\.isHexDigit)
+    }
+
+    /// The one device in the registry whose address ends with the short id; a clash (two
+    /// straps in the registry with the same last digits) asks for the full address.
+    private func resolveShortID(_ c: GatewayConfiguration) async throws -> String {
+        let short = device.uppercased()
+        let devices: [DeviceEntry]
+        do {
+            let key = try c.loadEncryptionKey()
+            let cache = try RecordCache(path: c.cacheFilePath, options: CacheOptions(configuration: c, encryptionKey: key, create: false))
+            devices = try await cache.devices()
+        } catch {
+            printError("blegate pair: cannot read the device registry to find \(short): \(error); give the full address")
+            throw ExitCode(64)
+        }
+        let matches = devices.filter { $0.address.uppercased().filter(\.isHexDigit).hasSuffix(short) }
+        guard matches.count == 1 else {
+            printError(matches.isEmpty
+                ? "blegate pair: no device the gateway has seen ends in \(short) (blegate devices lists them)"
+                : "blegate pair: \(matches.count) devices end in \(short) (\(matches.map(\.address).joined(separator: ", "))); give the full address")
+            throw ExitCode(64)
+        }
+        return matches[0].address.uppercased()
     }
 
     private func knownDevice(_ c: GatewayConfiguration, _ address: String) async throws -> DeviceEntry? {

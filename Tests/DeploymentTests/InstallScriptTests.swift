@@ -38,6 +38,37 @@ struct InstallScriptTests {
         return fields[3].split(separator: ",").map(String.init)
     }
 
+    @Test("--kiosk: the wall opens full-screen at the desktop's start, at the configured port",
+          .enabled(if: canStage, "skipped: needs root, useradd and systemctl (the test stages users into a scratch root)"))
+    func kiosk() async throws {
+        let root = Self.makeRoot()
+        defer { Support.removeTree(root) }
+        let (out, status) = await Self.install(root, "--kiosk")
+        #expect(status == 0, "\(out)")
+        let desktop = try #require(Support.read(root + "/etc/xdg/autostart/blegate-wall.desktop"))
+        #expect(desktop.contains("Exec=/usr/local/bin/blegate-wall-kiosk"))
+        if Support.hasTool("desktop-file-validate") {
+            let v = await Support.shell("desktop-file-validate \(Support.quote(root + "/etc/xdg/autostart/blegate-wall.desktop")) 2>&1")
+            #expect(v.status == 0, "\(v.out)")
+        }
+        let wrapper = root + "/usr/local/bin/blegate-wall-kiosk"
+        #expect(Support.info(wrapper)?.mode == 0o755)
+        // The wrapper with a stand-in browser that records its arguments.
+        let bin = root + "/fake-bin"
+        mkdir(bin, 0o755)
+        Support.write(bin + "/chromium", "#!/bin/sh\necho \"$@\" > \(Support.quote(root + "/args"))\n")
+        chmod(bin + "/chromium", 0o755)
+        Support.write(root + "/wall.toml", "[display]\nlisten = \"0.0.0.0:9123\"\n")
+        let run = await Support.shell("PATH=\(Support.quote(bin)):/usr/bin:/bin BLEGATE_CONFIG=\(Support.quote(root + "/wall.toml")) BLEGATE_KIOSK_WAIT=1 DISPLAY= \(Support.quote(wrapper)) 2>&1")
+        #expect(run.status == 0, "\(run.out)")
+        let args = Support.read(root + "/args") ?? ""
+        #expect(args.contains("--kiosk") && args.contains("http://localhost:9123/"), "\(args)")
+        // Uninstall removes both.
+        _ = await Self.install(root, "--uninstall")
+        #expect(Support.read(root + "/etc/xdg/autostart/blegate-wall.desktop") == nil)
+        #expect(Support.info(wrapper) == nil)
+    }
+
     @Test("install, re-install, uninstall, purge",
           .enabled(if: canStage, "skipped: needs root, useradd and systemctl (the test stages users into a scratch root)"))
     func lifecycle() async throws {

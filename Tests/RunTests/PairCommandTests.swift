@@ -31,6 +31,23 @@ struct PairCommandTests {
         #expect(devices.out.contains("\"client_id\":\"\(pairing.clientID)\""), "\(devices.out)")
     }
 
+    @Test("The wall's short id (last four hex digits) names a device the registry knows; no match: exit 64")
+    func shortID() async throws {
+        let backend = try await Self.backend(codes: ["ABC123", "DEF456"])
+        defer { Task { await backend.stop() } }
+        let f = try RunFixture()
+        try f.writeConfig(backendURL: backend.baseURL)
+        #expect(await f.cli("pair --device \(Self.address) --code ABC123").status == 0)
+        let (out, status) = await f.cli("pair --device 3456 --code DEF456")
+        #expect(status == 0, "\(out)")
+        #expect(backend.store.pairings.count == 2)
+        #expect(backend.store.pairings.allSatisfy { $0.device["address"]?.string == Self.address })
+        let miss = await f.cli("pair --device beef --code DEF456")
+        #expect(miss.status == 64, "\(miss.out)")
+        #expect(miss.out.contains("BEEF"), "\(miss.out)")
+        #expect(await f.cli("pair --device 12345 --code DEF456").status == 64)
+    }
+
     @Test("An unknown code: exit 2, says so, stores nothing")
     func unknownCode() async throws {
         let backend = try await Self.backend(codes: ["ABC123"])

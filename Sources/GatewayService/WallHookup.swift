@@ -1,0 +1,85 @@
+// SPDX-License-Identifier: MIT
+import Cache
+import Config
+import Effort
+import Foundation
+import Gateway
+import Logging
+import Sync
+import Synchronization
+import Wall
+import WearMetrics
+
+/// Hands every record to the next sink, then to the wall. The wall only updates a few
+/// numbers per record, so the notification thread is not held up.
+final class WallRecordSink: RecordSink {
+    let next: any RecordSink
+    let board: WallBoard
+
+    init(_ next: any RecordSink, board: WallBoard) {
+        self.next = next
+        self.board = board
+    }
+
+    func receive(_ record: WearMetrics, kind: RecordKind) {
+        next.receive(record, kind: kind)
+        board.ingest(record, isDeviceRecord: kind != .heartRate)
+    }
+}
+
+/// The wall's part of `blegate run`: its board, its server, and a task that tells it the
+/// registry's names and pairings and remembers learned maxima in the cache.
+struct WallHookup {
+    static let learnedKey = "wall.learned_max_hr"
+
+    let board: WallBoard
+    let service: WallService
+    let directory: PeriodicTask
+
+    /// nil when `[display] listen = ""`.
+    init?(configuration c: GatewayConfiguration, cache: RecordCache, errors: ErrorLog, logger: Logger) {
+        guard let listen = c.display.listen else { return nil }
+        let settings = WallSettings(host: listen.host, port: listen.port, gymName: c.display.gymName ?? c.gateway.id,
+                                    members: c.members.mapValues(Self.member), lowBattery: c.display.lowBattery)
+        let board = WallBoard(settings: settings, onLearned: { learned in
+            Task { try? await cache.saveMeta(key: Self.learnedKey, value: Data(Self.encode(learned).utf8)) }
+        })
+        var wallLogger = logger
+        wallLogger[metadataKey: "component"] = "wall"
+        self.board = board
+        self.service = WallService(board: board, settings: settings, logger: wallLogger,
+                                   onFailure: { errors.add(.config, $0) })
+        let loaded = LoadOnce()
+        directory = PeriodicTask("wall-directory", every: .seconds(5), immediately: true, body: {
+            if loaded.first(), let data = try? await cache.loadMeta(key: Self.learnedKey) {
+                board.setLearned(Self.decode(String(decoding: data, as: UTF8.self)))
+            }
+            guard let devices = try? await cache.devices() else { return }
+            board.updateDirectory(devices.map { WallDirectoryEntry(address: $0.address, name: $0.name, clientID: $0.member?.clientID) })
+        })
+    }
+
+    static func member(_ m: GatewayConfiguration.Member) -> WallMember {
+        WallMember(name: m.name, profile: MemberProfile(age: m.age, maxHR: m.maxHR, restingHR: m.restingHR, weightKg: m.weightKg,
+                                                        sex: m.sex.flatMap { MemberProfile.Sex(rawValue: $0.rawValue) }))
+    }
+
+    /// One `key<TAB>bpm` line per member: keys are addresses or client ids, no tabs.
+    static func encode(_ learned: [String: Int]) -> String {
+        learned.sorted { $0.key < $1.key }.map { "\($0.key)\t\($0.value)\n" }.joined()
+    }
+
+    static func decode(_ text: String) -> [String: Int] {
+        var out: [String: Int] = [:]
+        for line in text.split(separator: "\n") {
+            let parts = line.split(separator: "\t")
+            if parts.count == 2, let bpm = Int(parts[1]) { out[String(parts[0])] = bpm }
+        }
+        return out
+    }
+}
+
+private final class LoadOnce: Sendable {
+    private let done = Atomic<Bool>(false)
+    func first() -> Bool { !done.exchange(true, ordering: .relaxed) }
+}

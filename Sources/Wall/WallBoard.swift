@@ -1,0 +1,193 @@
+// SPDX-License-Identifier: MIT
+import Effort
+import Synchronization
+import WearMetrics
+
+/// Everything the wall shows, fed by records and turned into one JSON frame per tick.
+///
+/// `ingest` runs on the notification thread, so it only updates a few numbers under a
+/// lock; the frame every screen receives is built once per tick by `frame(now:)`, never
+/// per screen or per record.
+public final class WallBoard: Sendable {
+    /// A heart-rate maximum for members with no age or maximum configured: Tanaka's
+    /// estimate at 35, marked as estimated. Every tile needs a zone; a member whose
+    /// real maximum is higher raises it within 30 s of holding it.
+    public static let fallbackAge = 35
+
+    struct Tile {
+        var slot: Int
+        var hr: Int
+        var heardAt: Double
+        var recordMillis: Int64
+        var advertised: Bool
+        var tally = EffortTally()
+        var learner: MaxHeartRateLearner?
+        var zone = 0
+        var percent = 0
+        var estimated = true
+        var state: TileState = .live
+    }
+
+    struct State {
+        var tiles: [String: Tile] = [:]
+        var batteries: [String: Double] = [:]
+        var directory: [String: WallDirectoryEntry] = [:]
+        /// Learned maxima by member key (client id, else address).
+        var learned: [String: Int] = [:]
+        var changed = true
+        var lastFrameAt = -Double.infinity
+        var sequence = 0
+    }
+
+    let settings: WallSettings
+    let clock: @Sendable () -> Double
+    let onLearned: @Sendable ([String: Int]) -> Void
+    private let state = Mutex(State())
+
+    /// `clock` is monotonic seconds; `onLearned` gets every learned maximum whenever one
+    /// rises (to be remembered for the next start).
+    public init(settings: WallSettings, learned: [String: Int] = [:],
+                clock: @escaping @Sendable () -> Double = WallBoard.monotonicSeconds,
+                onLearned: @escaping @Sendable ([String: Int]) -> Void = { _ in }) {
+        self.settings = settings
+        self.clock = clock
+        self.onLearned = onLearned
+        state.withLock { $0.learned = learned }
+    }
+
+    static let origin = ContinuousClock.now
+
+    public static func monotonicSeconds() -> Double {
+        let d = ContinuousClock.now - origin
+        return Double(d.components.seconds) + Double(d.components.attoseconds) * 1e-18
+    }
+
+    /// Replaces what the device registry says about names and pairings.
+    public func updateDirectory(_ entries: [WallDirectoryEntry]) {
+        state.withLock { s in
+            s.directory = Dictionary(entries.map { ($0.address.uppercased(), $0) }, uniquingKeysWith: { a, _ in a })
+            s.changed = true
+        }
+    }
+
+    /// Maxima learned in earlier runs; a higher value already learned in this run stays.
+    public func setLearned(_ learned: [String: Int]) {
+        state.withLock { s in s.learned.merge(learned) { max($0, $1) } }
+    }
+
+    /// The key learned maxima are kept under, and the configured member, if any.
+    func member(_ deviceID: String, _ s: State) -> (key: String, member: WallMember?) {
+        let clientID = s.directory[deviceID]?.clientID
+        let member = clientID.flatMap { settings.members[$0] } ?? settings.members[deviceID]
+        return (clientID ?? deviceID, member)
+    }
+
+    public func ingest(_ record: WearMetrics, isDeviceRecord: Bool) {
+        let id = record.deviceID.uppercased()
+        let battery = record.meta["battery"].flatMap(Double.init)
+        guard !isDeviceRecord, record.source == "ble_hrm", let value = record.metrics["hr"], value > 0 else {
+            if let battery { state.withLock { $0.batteries[id] = battery; $0.changed = true } }
+            return
+        }
+        let hr = Int(value.rounded())
+        let now = clock()
+        var raised: [String: Int]?
+        state.withLock { s in
+            if let battery { s.batteries[id] = battery }
+            let (key, member) = self.member(id, s)
+            let profile = member?.profile ?? MemberProfile()
+            var tile = s.tiles[id] ?? Tile(slot: Self.freeSlot(s.tiles), hr: hr, heardAt: now, recordMillis: 0, advertised: false)
+            tile.hr = hr
+            tile.heardAt = now
+            tile.recordMillis = record.timestamp.millisecondsSince1970
+            tile.advertised = record.meta["hr_source"] == "advertisement"
+
+            let base = MaxHeartRate.of(profile) ?? MaxHeartRate(bpm: Int(MaxHeartRate.tanaka(age: Self.fallbackAge).rounded()), estimated: true)
+            let known = s.learned[key].map { max($0, base.bpm) }
+            if tile.learner == nil || tile.learner!.maximum < (known ?? base.bpm) {
+                tile.learner = MaxHeartRateLearner(maximum: known ?? base.bpm)
+            }
+            if let newMax = tile.learner!.observe(hr: hr, at: now) {
+                s.learned[key] = newMax
+                raised = s.learned
+            }
+            let maxHR = tile.learner!.maximum
+            tile.estimated = base.estimated && maxHR == base.bpm
+            let resting = profile.restingHR.map(Double.init)
+            let intensity = HeartRateZone.intensity(hr: Double(hr), max: Double(maxHR), resting: resting)
+            tile.zone = HeartRateZone.zone(intensity: intensity)
+            tile.percent = Int((Double(hr) / Double(maxHR) * 100).rounded(.down))
+            var kcalProfile = profile
+            kcalProfile.maxHR = maxHR
+            tile.tally.add(at: now, zone: tile.zone, kcalPerMinute: EnergyExpenditure.kcalPerMinute(hr: Double(hr), profile: kcalProfile))
+            s.tiles[id] = tile
+            s.changed = true
+        }
+        if let raised { onLearned(raised) }
+    }
+
+    /// The lowest place no tile holds, so a tile keeps its place for as long as it is shown.
+    static func freeSlot(_ tiles: [String: Tile]) -> Int {
+        let used = Set(tiles.values.map(\.slot))
+        var slot = 0
+        while used.contains(slot) { slot += 1 }
+        return slot
+    }
+
+    /// The frame for this tick, or nil when nothing changed and the last frame is recent
+    /// (`keepAlive` seconds): screens learn the gateway is there from a frame at least
+    /// that often.
+    public func frame(keepAlive: Double = 2) -> String? {
+        let now = clock()
+        return state.withLock { s -> String? in
+            for (id, var tile) in s.tiles {
+                guard let st = TileState.of(age: now - tile.heardAt, advertised: tile.advertised) else {
+                    s.tiles[id] = nil
+                    s.changed = true
+                    continue
+                }
+                if st != tile.state {
+                    tile.state = st
+                    s.tiles[id] = tile
+                    s.changed = true
+                }
+            }
+            guard s.changed || now - s.lastFrameAt >= keepAlive else { return nil }
+            s.changed = false
+            s.lastFrameAt = now
+            s.sequence += 1
+            return render(s)
+        }
+    }
+
+    func render(_ s: State) -> String {
+        var out = "{\"seq\":\(s.sequence),\"gym\":"
+        out.reserveCapacity(64 + s.tiles.count * 220)
+        JSONText.appendString(settings.gymName, to: &out)
+        out.append(",\"tiles\":[")
+        var first = true
+        for (id, t) in s.tiles.sorted(by: { $0.value.slot < $1.value.slot }) {
+            if !first { out.append(",") }
+            first = false
+            let entry = s.directory[id]
+            let (_, member) = self.member(id, s)
+            let isNew = entry?.clientID == nil && member?.name == nil
+            let name = member?.name ?? (isNew ? "New" : entry?.name ?? "Strap " + ShortID.of(id))
+            out.append("{\"id\":")
+            JSONText.appendString(id, to: &out)
+            out.append(",\"slot\":\(t.slot),\"name\":")
+            JSONText.appendString(name, to: &out)
+            if isNew {
+                out.append(",\"short\":")
+                JSONText.appendString(ShortID.of(id), to: &out)
+            }
+            out.append(",\"hr\":\(t.hr),\"pct\":\(t.percent),\"zone\":\(t.zone),\"est\":\(t.estimated)")
+            out.append(",\"pts\":\(Int(t.tally.points))")
+            if let k = t.tally.kcal { out.append(",\"kcal\":\(Int(k))") }
+            if let b = s.batteries[id], b <= settings.lowBattery { out.append(",\"low\":true") }
+            out.append(",\"state\":\"\(t.state.rawValue)\",\"t\":\(t.recordMillis)}")
+        }
+        out.append("]}")
+        return out
+    }
+}
