@@ -231,6 +231,15 @@ final class LinkScheduler: Sendable {
             for (address, r) in s.requests {
                 let here = (byAddress[address] ?? []).filter { ready[$0.adapter] != nil }
                 if !here.isEmpty { s.lastSeen[address] = now }
+                // Still linked on a controller (an earlier run of the gateway was killed, or
+                // bluetoothd kept the link): take that link over where it is. Trying the
+                // strap on another adapter would fail, and teach that adapter a false limit.
+                if let up = here.first(where: { $0.connected && Self.linkable($0) }),
+                   s.adapters[up.adapter]!.limit.reserve(existing: true) {
+                    s.requests[address] = nil
+                    resumes.append((r.continuation, Grant(device: up, adapter: up.adapter)))
+                    continue
+                }
                 let usable = here.filter(Self.linkable)
                 guard !usable.isEmpty else { continue }
                 var table: [String: Device] = [:]
@@ -241,9 +250,13 @@ final class LinkScheduler: Sendable {
                                                         reach: usable.map { LinkPlanner.Reach(adapter: ready[$0.adapter]!.name, rssi: $0.rssi) }))
             }
             var free: [String: Int] = [:]
-            for a in ready.values { free[a.name] = a.limit.free }
+            var full = Set<String>()
+            for a in ready.values {
+                free[a.name] = a.limit.free
+                if a.limit.inUse >= a.limit.limit { full.insert(a.name) }
+            }
             let links = s.links.map { LinkPlanner.Link(address: $0.key, adapter: s.adapters[$0.value.adapter]?.name ?? "", standing: $0.value.standing) }
-            let plan = LinkPlanner.plan(waiting: candidates, free: free, links: links, yielding: Set(s.yielding.keys))
+            let plan = LinkPlanner.plan(waiting: candidates, free: free, full: full, links: links, yielding: Set(s.yielding.keys))
             var unmet = Set(candidates.map(\.address))
             for (address, adapterName) in plan.grants {
                 guard let device = devicesOf[address]?[adapterName],

@@ -85,9 +85,11 @@ public struct LinkLimit: Sendable {
     /// lower since it was granted.
     public var roomForOneMore: Bool { held < limit }
 
-    /// Reserves room for one connect; false when the adapter is full.
-    public mutating func reserve() -> Bool {
-        guard free > 0 else { return false }
+    /// Reserves room for one connect; false when the adapter is full. `existing`: the
+    /// link is already up on the controller (left by an earlier run of the gateway, or
+    /// made before bluetoothd restarted), so taking it over needs no room.
+    public mutating func reserve(existing: Bool = false) -> Bool {
+        guard existing || free > 0 else { return false }
         pending += 1
         return true
     }

@@ -88,10 +88,16 @@ public enum LinkPlanner {
 
     /// - Parameters:
     ///   - waiting: straps ready for a link now (not backing off).
-    ///   - free: free links per adapter name (ready adapters only).
+    ///   - free: links that may be granted now per adapter name (ready adapters only).
+    ///   - full: adapters at their limit (links held and under way). Only there does a
+    ///     strap heard by advertisement give way: an adapter with room that merely has
+    ///     enough connects queued fills without anyone losing a link. Nil: those with
+    ///     nothing free.
     ///   - links: established links (and connects under way), for yielding.
     ///   - yielding: linked straps already asked to give up their link.
-    public static func plan(waiting: [Candidate], free: [String: Int], links: [Link], yielding: Set<String> = []) -> Plan {
+    public static func plan(waiting: [Candidate], free: [String: Int], full: Set<String>? = nil, links: [Link],
+                            yielding: Set<String> = []) -> Plan {
+        let full = full ?? Set(free.filter { $0.value <= 0 }.map(\.key))
         var plan = Plan()
         var room = free
         // Links already giving up their place: each frees room for one waiting strap.
@@ -108,7 +114,7 @@ public enum LinkPlanner {
                 room[best.adapter, default: 0] -= 1
                 continue
             }
-            guard !c.standing.heardByAdvertisement else { continue }
+            guard !c.standing.heardByAdvertisement, c.reach.allSatisfy({ full.contains($0.adapter) }) else { continue }
             let reachable = Set(c.reach.map(\.adapter))
             if let l = links.first(where: { unclaimed.contains($0.address) && reachable.contains($0.adapter) }) {
                 unclaimed.remove(l.address)

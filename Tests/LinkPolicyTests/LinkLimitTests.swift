@@ -190,5 +190,7 @@ struct LinkPlannerTests {
         let elsewhere = LinkPlanner.plan(waiting: [C(address: "W", standing: plain, waitingSince: 0, reach: [.init(adapter: "hci1")])],
                                          free: ["hci0": 0, "hci1": 0], links: links)
         #expect(elsewhere.yields.isEmpty, "only links on an adapter the waiting strap can reach")
+        let queued = LinkPlanner.plan(waiting: waiting, free: ["hci0": 0], full: [], links: links)
+        #expect(queued.yields.isEmpty, "an adapter with room and its connects queued is not full: nobody gives way")
     }
 }
