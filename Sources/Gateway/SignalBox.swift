@@ -14,6 +14,8 @@ enum LinkSignal: Sendable, Equatable {
     case vanished
     /// Give the link to a strap that cannot be heard by advertisement.
     case yield
+    /// The adapter holding the link went away or off: not the strap's doing.
+    case adapterGone
 }
 
 /// A one-reader mailbox: posts from any thread, `wait` from the link's task. Unlike an

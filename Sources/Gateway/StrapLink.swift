@@ -38,6 +38,7 @@ final class StrapLink: Sendable {
 
     static let vanishedReason = "bluetoothd left the bus"
     static let removedReason = "device removed"
+    static let adapterGoneReason = "its adapter went away or off"
 
     struct LinkLost: Error {
         var reason: String
@@ -135,7 +136,7 @@ final class StrapLink: Sendable {
                 }
                 let reason = end.reason
                 let flap = tracker.linkDown(at: WallClock.monotonic(), delivered: delivered,
-                                            deviceFault: reason != Self.vanishedReason && reason != Self.removedReason)
+                                            deviceFault: ![Self.vanishedReason, Self.removedReason, Self.adapterGoneReason].contains(reason))
                 let flapping = tracker.isFlapping(now: WallClock.monotonic())
                 let delay = flap ? tracker.nextDelay(now: WallClock.monotonic()) : 0
                 justDropped = delivered
@@ -463,6 +464,8 @@ final class StrapLink: Sendable {
             case .yield:
                 guard let to = context.scheduler.yieldingTo(address) else { continue }
                 return .yielded(to: to)
+            case .adapterGone:
+                return .lost(Self.adapterGoneReason)
             case .hangup(let characteristic):
                 let path = characteristic
                 let known = held.withLock { h -> Bool in

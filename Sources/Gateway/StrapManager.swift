@@ -125,13 +125,13 @@ public final class StrapManager: Sendable {
         case .adapterAdded(let a):
             if adapterAllowed(a) { adopt(a) }
         case .adapterRemoved(let a):
-            post(.disconnected) { $0.hasPrefix(a.path.rawValue + "/") }
+            post(.adapterGone) { $0.hasPrefix(a.path.rawValue + "/") }
             context.adapters.remove(a.path)
             context.scheduler.adapterRemoved(a.path)
         case .adapterChanged(let a, let changed):
             if changed.contains("Powered") {
                 if a.powered { await context.adapters.controller(a.path)?.refresh() } else {
-                    post(.disconnected) { $0.hasPrefix(a.path.rawValue + "/") }
+                    post(.adapterGone) { $0.hasPrefix(a.path.rawValue + "/") }
                 }
                 context.scheduler.replan()
             }
