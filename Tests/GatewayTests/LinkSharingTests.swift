@@ -141,7 +141,8 @@ struct LinkSharingTests {
         let (bus, sim) = try await simulator { c in c.straps = 4; c.adapters = 2; c.seed = 10; c.linkLimits = [3, 3] }
         defer { bus.stop() }
         try await withManager(bus, { $0.maxLinks = 3 }) { m, _ in
-            try await waitFor("four streaming") { streaming(m).count == 4 }
+            // Delivering: a link that brought nothing yet is a flap when it drops, and backs off.
+            try await waitFor("four streaming and delivering") { streaming(m).count == 4 && streaming(m).allSatisfy { $0.counters.heartRate > 0 } }
             let onHci1 = streaming(m).filter { $0.adapter == "hci1" }.map(\.address)
             #expect(onHci1.count == 2, "spread by free room: \(streaming(m).map { $0.adapter ?? "-" })")
             await sim.removeAdapter(1, returnAfter: 0)
