@@ -13,19 +13,22 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 duration="${1:-120}"
 bin="${BLEGATE_BIN_DIR:-$(swift build --show-bin-path)}"
-for b in blegate blegate-stream blegate-test-backend; do
+for b in blegate blegate-stream; do
     [ -x "$bin/$b" ] || { echo "class: no $bin/$b; build it first" >&2; exit 1; }
 done
+# The loopback backend is not part of the shipped build: the debug one serves.
+backend="$bin/blegate-test-backend"
+[ -x "$backend" ] || backend="$(swift build --show-bin-path)/blegate-test-backend"
+[ -x "$backend" ] || { echo "class: no blegate-test-backend; build it first (swift build --product blegate-test-backend)" >&2; exit 1; }
 ticks=$(getconf CLK_TCK)
 cpu_seconds() { awk -v t="$ticks" '{print ($14 + $15) / t}' "/proc/$1/stat"; }
 memory() { awk '/^VmHWM:/ {h=$2} /^RssAnon:/ {a=$2} /^RssFile:/ {f=$2} END {printf "peak RSS %.1f MiB, RssAnon %.1f MiB, RssFile %.1f MiB", h/1024, a/1024, f/1024}' "/proc/$1/status"; }
 
 source scripts/simulated-gym.sh
-simulated_gym "$bin/blegate" "$bin/blegate-test-backend" class-bench \
+simulated_gym "$bin/blegate" "$backend" class-bench \
     --straps 40 --adapters 2 --link-limits 4,7 --advertising 12 --advertising-only 4 --rate 1 --seed 5
-gateway_config class-bench '[backend]' 'interval = "1s"' 'batch_size = 500'
-# gateway_config wrote [backend] already: keep its keys, add the two above to it.
-awk '/^\[backend\]$/ && seen++ {next} {print}' "$work/blegate.toml" > "$work/b.toml" && mv "$work/b.toml" "$work/blegate.toml"
+# The wall is part of what ships: on, on loopback, with no screen.
+gateway_config class-bench '[display]' 'listen = "127.0.0.1:18080"'
 "$bin/blegate" run --config "$work/blegate.toml" --bus "$bus" > "$work/run.log" 2>&1 &
 run=$!
 pids=("$run" "${pids[@]}")
@@ -53,7 +56,7 @@ wait 2>/dev/null || true
 pids=()
 
 # stream: 50 linked straps on 8 adapters and 30 heard only by advertisement.
-simulated_gym "$bin/blegate" "$bin/blegate-test-backend" stream-bench \
+simulated_gym "$bin/blegate" "$backend" stream-bench \
     --straps 80 --adapters 8 --advertising 30 --advertising-only 30 --rate 1 --seed 6
 python3 - "$bin/blegate" "$bus" "$duration" <<'PY'
 import os, re, subprocess, sys, time
