@@ -88,21 +88,11 @@ final class LinkScheduler: Sendable {
     }
 
     /// Links and limits per adapter, for status and discovery.
-    struct AdapterUse: Sendable, Hashable {
-        var name: String
-        var held: Int
-        var pending: Int
-        var limit: Int
-        var learned: Int?
-        var ceiling: Int
-        var probing: Bool
-    }
-
-    var adapterUse: [AdapterUse] {
+    var adapterUse: [AdapterLinks] {
         state.withLock { s in
             s.adapters.values.sorted { $0.name < $1.name }.map {
-                AdapterUse(name: $0.name, held: $0.limit.held, pending: $0.limit.pending, limit: $0.limit.limit,
-                           learned: $0.limit.learned, ceiling: $0.limit.ceiling, probing: $0.limit.probing)
+                AdapterLinks(adapter: $0.name, held: $0.limit.held, connecting: $0.limit.pending, limit: $0.limit.limit,
+                             learned: $0.limit.learned, maximum: $0.limit.ceiling, probing: $0.limit.probing)
             }
         }
     }
@@ -135,11 +125,11 @@ final class LinkScheduler: Sendable {
         let raised = state.withLock { s -> (String, Int)? in
             guard var a = s.adapters[adapter] else { return nil }
             let up = a.limit.linked(now: WallClock.monotonic())
-            s.links[address] = LinkEntry(adapter: adapter, standing: standing, signals: signals)
-            if let up { s.learned[a.address] = up }
             s.adapters[adapter] = a
-            a = s.adapters[adapter]!
-            return up.map { (a.name, $0) }
+            s.links[address] = LinkEntry(adapter: adapter, standing: standing, signals: signals)
+            guard let up else { return nil }
+            s.learned[a.address] = up
+            return (a.name, up)
         }
         if let (name, limit) = raised {
             saveLearned()

@@ -98,12 +98,12 @@ final class StrapLink: Sendable {
                 let verdict = context.scheduler.refused(address: address, adapter: grant.adapter, kind: kind)
                 await failed(kind, message, verdict: verdict, adapter: adapter, tracker: &tracker)
                 await release(disconnect: kind == .timeout)
-                if !(await backOff(tracker: &tracker, kind: kind, verdict: verdict, adapter: adapter.name)) { return }
+                if !(await backOff(tracker: &tracker, kind: kind, message: message, verdict: verdict, adapter: adapter.name)) { return }
             case .failure(let kind, let message):
                 context.scheduler.abandoned(adapter: grant.adapter)
                 await failed(kind, message, verdict: .notCapacity, adapter: adapter, tracker: &tracker)
                 await release(disconnect: kind == .timeout || kind == .gattMissing)
-                if !(await backOff(tracker: &tracker, kind: kind, verdict: .notCapacity, adapter: adapter.name)) { return }
+                if !(await backOff(tracker: &tracker, kind: kind, message: message, verdict: .notCapacity, adapter: adapter.name)) { return }
             case .cancelled:
                 context.scheduler.abandoned(adapter: grant.adapter)
                 return
@@ -170,7 +170,8 @@ final class StrapLink: Sendable {
     }
 
     /// Waits before the next attempt; false when cancelled.
-    private func backOff(tracker: inout ReconnectTracker, kind: ConnectFailureKind, verdict: LinkLimit.Verdict, adapter: String) async -> Bool {
+    private func backOff(tracker: inout ReconnectTracker, kind: ConnectFailureKind, message: String, verdict: LinkLimit.Verdict,
+                         adapter: String) async -> Bool {
         let delay: Double
         let reason: String
         switch verdict {
@@ -186,11 +187,9 @@ final class StrapLink: Sendable {
         }
         let until = WallClock.monotonic() + delay
         update { $0.state = .backingOff; $0.reason = reason; $0.backingOffUntil = until }
-        context.emit(.connectFailed(address: address, kind: kind, message: lastErrorMessage, retryIn: delay))
+        context.emit(.connectFailed(address: address, kind: kind, message: message, retryIn: delay))
         return await sleep(delay)
     }
-
-    private var lastErrorMessage: String { status.withLock { $0.lastError ?? "" } }
 
     /// Sleeps unless cancelled; false when cancelled.
     private func sleep(_ seconds: Double) async -> Bool {

@@ -68,12 +68,7 @@ public final class StrapManager: Sendable {
     }
 
     /// Links held, being set up, and allowed per adapter.
-    public var adapterLinks: [AdapterLinks] {
-        context.scheduler.adapterUse.map {
-            AdapterLinks(adapter: $0.name, held: $0.held, connecting: $0.pending, limit: $0.limit, learned: $0.learned,
-                         maximum: $0.ceiling, probing: $0.probing)
-        }
-    }
+    public var adapterLinks: [AdapterLinks] { context.scheduler.adapterUse }
 
     /// Datagrams read from AcquireNotify sockets.
     public var acquiredDatagrams: Int { context.reader.datagramCount }
@@ -262,7 +257,7 @@ public final class StrapManager: Sendable {
             let use = context.scheduler.adapterUse
             for adapter in context.adapters.all {
                 let name = adapter.name
-                let room = use.first { $0.name == name }.map { $0.held + $0.pending < $0.limit } ?? false
+                let room = use.first { $0.adapter == name }.map { $0.held + $0.connecting < $0.limit } ?? false
                 await adapter.setWanted(listening || (moreToFind && room))
                 let waiting = statuses.filter { $0.state != .streaming && $0.state != .advertised && ($0.adapter == nil || $0.adapter == name) }.count
                 let streaming = statuses.filter { $0.state == .streaming && $0.adapter == name }.count
