@@ -114,6 +114,8 @@ let package = Package(
                 .product(name: "NIOCore", package: "swift-nio"),
             ]
         ),
+        // Classes by schedule, by hand and open gym: which window each workout covers.
+        .target(name: "Classes"),
         // Max HR, zones, kcal and effort points: pure maths for the wall and workouts.
         .target(name: "Effort"),
         // The wall: a live page of every member's heart rate, served by `blegate run`.
@@ -206,6 +208,7 @@ let package = Package(
         .testTarget(name: "DeploymentTests", dependencies: ["BlegateTestSupport"]),
         .testTarget(name: "ConfigTests", dependencies: ["Config"]),
         .testTarget(name: "EffortTests", dependencies: ["Effort"]),
+        .testTarget(name: "ClassesTests", dependencies: ["Classes"]),
         // The wall in headless Chromium against the simulator, and its board without a browser.
         .testTarget(
             name: "WallTests",
