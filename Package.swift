@@ -78,7 +78,7 @@ let package = Package(
             ]
         ),
         // The gateway's TOML configuration, validated into a typed tree.
-        .target(name: "Config", dependencies: [.product(name: "TOMLKit", package: "TOMLKit")]),
+        .target(name: "Config", dependencies: ["Classes", .product(name: "TOMLKit", package: "TOMLKit")]),
         // Durable record cache (SQLite): the outbox the sync engine drains, and the device registry.
         .target(
             name: "Cache",
@@ -206,7 +206,7 @@ let package = Package(
         .testTarget(name: "DoctorTests", dependencies: ["Doctor", "Simulator", "DBus", "BlegateTestSupport"]),
         // The systemd unit, udev rules and install.sh, checked with the system's own tools.
         .testTarget(name: "DeploymentTests", dependencies: ["BlegateTestSupport"]),
-        .testTarget(name: "ConfigTests", dependencies: ["Config"]),
+        .testTarget(name: "ConfigTests", dependencies: ["Config", "Classes"]),
         .testTarget(name: "EffortTests", dependencies: ["Effort"]),
         .testTarget(name: "ClassesTests", dependencies: ["Classes"]),
         // The wall in headless Chromium against the simulator, and its board without a browser.

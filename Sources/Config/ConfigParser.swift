@@ -48,6 +48,10 @@ extension GatewayConfiguration {
                                       isSectionHint ? "[\(h)]" : ConfigSchema.example(String(h.split(separator: ".")[0]), String(h.split(separator: ".")[1]))
                                   } ?? "[gateway]")
             }
+            if name == "classes" {
+                try readClasses(value, into: &config.classes)
+                continue
+            }
             guard let table = value.table else {
                 throw ConfigError(.wrongType, key: name, problem: "must be a section [\(name)], got \(render(value))",
                                   example: "[\(name)]")
@@ -65,6 +69,8 @@ extension GatewayConfiguration {
             case "cache": try section.read(into: &config.cache)
             case "backend": try section.read(into: &config.backend)
             case "display": try section.read(into: &config.display)
+            case "workouts": try section.read(into: &config.workouts)
+            case "effort": try section.read(into: &config.effort)
             default: try section.read(into: &config.status)
             }
         }

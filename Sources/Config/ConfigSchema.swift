@@ -46,6 +46,22 @@ enum ConfigSchema {
             ("gym_name", #"gym_name = "North Gym""#),
             ("low_battery", "low_battery = 0.15"),
         ]),
+        ("workouts", [
+            ("idle_close", #"idle_close = "10m""#),
+            ("min_duration", #"min_duration = "2m""#),
+            ("open_gym_type", #"open_gym_type = "other""#),
+        ]),
+        ("effort", [
+            ("default_max_hr", "default_max_hr = 185"),
+        ]),
+        // Keys of each `[[classes]]` entry.
+        ("classes", [
+            ("name", #"name = "Spin 07:00""#),
+            ("type", #"type = "cycle""#),
+            ("days", #"days = ["mon", "wed", "fri"]"#),
+            ("start", #"start = "07:00""#),
+            ("duration", #"duration = "45m""#),
+        ]),
         // Keys of each `[members."<address or client id>"]` table.
         ("members", [
             ("name", #"name = "Ana""#),

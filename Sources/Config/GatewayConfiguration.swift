@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: MIT
+import Classes
 
 /// The gateway's configuration (`/etc/blegate/blegate.toml`), every key with its default.
 ///
@@ -16,6 +17,10 @@ public struct GatewayConfiguration: Sendable, Equatable {
     public var display = Display()
     /// `[members."<address or client id>"]`: names and profiles for the wall.
     public var members: [String: Member] = [:]
+    public var workouts = Workouts()
+    public var effort = Effort()
+    /// `[[classes]]`: the timetable.
+    public var classes: [ScheduledClass] = []
 
     public init() {}
 
@@ -145,6 +150,24 @@ public struct GatewayConfiguration: Sendable, Equatable {
         }
 
         public var description: String { host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)" }
+    }
+
+    /// `[workouts]`: how members' sessions become workouts.
+    public struct Workouts: Sendable, Equatable {
+        /// Outside a class, a member's workout ends after this much silence.
+        public var idleClose: Duration = .seconds(600)
+        /// Shorter workouts are not kept (someone walking past the gateway).
+        public var minDuration: Duration = .seconds(120)
+        /// The workout type of open-gym sessions.
+        public var openGymType: ClassType = .other
+        public init() {}
+    }
+
+    /// `[effort]`: what the effort maths assume when a member's profile is silent.
+    public struct Effort: Sendable, Equatable {
+        /// Max HR for zones when nothing better is known: an estimate, and marked as one.
+        public var defaultMaxHR = 185
+        public init() {}
     }
 
     public enum Sex: String, Sendable, Equatable, CaseIterable {
