@@ -278,6 +278,26 @@ public final class GatewayRuntime: Sendable {
                 errors.add(.storage, "cannot store the pairing of \(address)", detail: "\(error)")
                 return Self.object(["error": "cannot store the pairing in the cache: \(error)"])
             }
+        case .classShow:
+            return Self.object(["class": classes.current.map(ClassReport.init).map { $0.object } ?? NSNull()])
+        case let .classStart(name, type):
+            guard let kind = ClassType(rawValue: type) else {
+                return Self.object(["error": "unknown class type \"\(type)\"; one of " + ClassType.allCases.map(\.rawValue).joined(separator: ", "),
+                                    "code": "bad_type"])
+            }
+            do {
+                let session = try await classes.start(name: name, type: kind)
+                return Self.object(["ok": true, "class": ClassReport(session).object])
+            } catch {
+                return Self.object(["error": error.description, "code": error.code.rawValue])
+            }
+        case .classStop:
+            do {
+                let session = try await classes.stop()
+                return Self.object(["ok": true, "class": ClassReport(session).object])
+            } catch {
+                return Self.object(["error": error.description, "code": error.code.rawValue])
+            }
         }
     }
 

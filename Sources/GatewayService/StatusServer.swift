@@ -15,6 +15,12 @@ public enum StatusRequest: Sendable, Equatable {
     /// `{"command":"pair","address":"...","client_id":"..."}`: `blegate pair` got a client
     /// id from the backend and hands it to the running gateway, whose cache tags records.
     case pair(address: String, clientID: String)
+    /// `{"command":"class"}`: the running class, if any (`blegate class`).
+    case classShow
+    /// `{"command":"class_start","name":"...","type":"cycle"}` (`blegate class start`).
+    case classStart(name: String, type: String)
+    /// `{"command":"class_stop"}` (`blegate class stop`).
+    case classStop
 
     public struct ParseError: Error, CustomStringConvertible {
         public var description: String
@@ -34,8 +40,15 @@ public enum StatusRequest: Sendable, Equatable {
                 throw ParseError(description: "pair needs address and client_id")
             }
             return .pair(address: address, clientID: client)
+        case "class":
+            return .classShow
+        case "class_start":
+            guard let name = object["name"] as? String else { throw ParseError(description: "class_start needs name") }
+            return .classStart(name: name, type: object["type"] as? String ?? "other")
+        case "class_stop":
+            return .classStop
         case let other:
-            throw ParseError(description: "unknown command \(other.map { "\"\($0)\"" } ?? "(none)"); known: status, pair")
+            throw ParseError(description: "unknown command \(other.map { "\"\($0)\"" } ?? "(none)"); known: status, pair, class, class_start, class_stop")
         }
     }
 
@@ -44,6 +57,9 @@ public enum StatusRequest: Sendable, Equatable {
         let object: [String: String] = switch self {
         case .status: ["command": "status"]
         case let .pair(address, clientID): ["command": "pair", "address": address, "client_id": clientID]
+        case .classShow: ["command": "class"]
+        case let .classStart(name, type): ["command": "class_start", "name": name, "type": type]
+        case .classStop: ["command": "class_stop"]
         }
         let data = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])) ?? Data()
         return String(decoding: data, as: UTF8.self) + "\n"

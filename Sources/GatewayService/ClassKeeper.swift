@@ -1,0 +1,179 @@
+// SPDX-License-Identifier: MIT
+import Cache
+import Classes
+import Foundation
+import Logging
+import Synchronization
+import WearMetrics
+
+/// Runs the gateway's classes: starts and stops them (by hand or by the timetable),
+/// follows open gym, and when a class ends turns each member's cached records into a
+/// workout in the outbox.
+///
+/// The class book is saved in the cache on every change, and workouts are computed from
+/// the cached records only, so a restart or a power cut during a class changes nothing in
+/// what the members get: the same class resumes, with the same workout ids.
+final class ClassKeeper: Sendable {
+    static let bookKey = "classes.book"
+
+    struct Settings: Sendable {
+        var gatewayID: String
+        var schedule: [ScheduledClass]
+        var calendar: any LocalCalendar = SystemCalendar()
+        var idleCloseMs: Int64
+        var minDurationMs: Int64
+        var openGymType: ClassType
+    }
+
+    let settings: Settings
+    let cache: RecordCache
+    let workouts: WorkoutAssembler
+    let logger: Logger
+    let onChange: @Sendable (ClassSession?, [ClassSession]) -> Void
+    private let book = Mutex(ClassBook())
+    private let dirty = Atomic<Bool>(false)
+    private let processing = Atomic<Bool>(false)
+    /// When each ended class was last computed (ms), so corrections run once a minute.
+    private let computedAt = Mutex<[String: Int64]>([:])
+
+    /// `onChange` hears the running class and the classes that just ended (the wall).
+    init(settings: Settings, cache: RecordCache, workouts: WorkoutAssembler, logger: Logger,
+         onChange: @escaping @Sendable (ClassSession?, [ClassSession]) -> Void = { _, _ in }) {
+        self.settings = settings
+        self.cache = cache
+        self.workouts = workouts
+        self.logger = logger
+        self.onChange = onChange
+    }
+
+    var current: ClassSession? { book.withLock { $0.current } }
+
+    /// A record reached the cache: a heart rate heard outside a class opens or extends
+    /// the member's open-gym session.
+    func heard(_ record: WearMetrics) {
+        guard let hr = record.metrics["hr"], hr > 0 else { return }
+        let ms = record.timestamp.millisecondsSince1970
+        let changed = book.withLock { b in
+            let before = b.openGym[record.deviceID]
+            b.heard(device: record.deviceID, at: ms)
+            return b.openGym[record.deviceID] != before
+        }
+        if changed { dirty.store(true, ordering: .relaxed) }
+    }
+
+    // MARK: Staff commands
+
+    func start(name: String, type: ClassType) async throws(ClassError) -> ClassSession {
+        let now = Self.nowMs()
+        let session = try book.withLock { b throws(ClassError) in try b.start(name: name, type: type, at: now) }
+        logger.notice("class started", metadata: ["class": "\(session.name ?? "")", "type": "\(session.type.rawValue)"])
+        await save()
+        onChange(session, [])
+        await processEnded()
+        return session
+    }
+
+    func stop() async throws(ClassError) -> ClassSession {
+        let now = Self.nowMs()
+        let session = try book.withLock { b throws(ClassError) in try b.stop(at: now) }
+        logger.notice("class stopped", metadata: ["class": "\(session.name ?? "")"])
+        await save()
+        onChange(nil, [session])
+        await processEnded()
+        return session
+    }
+
+    // MARK: The loop
+
+    /// Once a second: the timetable, idle open-gym sessions, workouts due.
+    func tick() async {
+        let now = Self.nowMs()
+        let (ended, current, started) = book.withLock { b in
+            let before = b.current?.key
+            let ended = b.tick(now: now, schedule: settings.schedule, calendar: settings.calendar, idleCloseMs: settings.idleCloseMs)
+            return (ended, b.current, b.current?.key != before && b.current != nil)
+        }
+        if started, let c = current {
+            logger.notice("scheduled class started", metadata: ["class": "\(c.name ?? "")", "type": "\(c.type.rawValue)"])
+        }
+        if !ended.isEmpty || started {
+            await save()
+            let classes = ended.filter { $0.origin != .openGym }
+            if started || !classes.isEmpty { onChange(current, classes) }
+        }
+        await processEnded()
+    }
+
+    /// Saves the book when open-gym sessions moved (every few seconds, not per record).
+    func saveIfChanged() async {
+        if dirty.exchange(false, ordering: .relaxed) { await save() }
+    }
+
+    /// Computes the workouts of every ended class not stored yet, and recomputes those
+    /// within their correction window once a minute (late records change them).
+    func processEnded() async {
+        // One pass at a time; a command arriving meanwhile is served by the next tick.
+        guard !processing.exchange(true, ordering: .acquiring) else { return }
+        defer { processing.store(false, ordering: .releasing) }
+        let now = Self.nowMs()
+        let due = book.withLock { $0.finished }.filter { f in
+            guard f.stored else { return true }
+            let last = computedAt.withLock { $0[f.session.key] } ?? 0
+            return now - last >= 60_000 || now >= f.correctUntilMs
+        }
+        guard !due.isEmpty else { return }
+        for f in due {
+            do {
+                let count = try await workouts.store(f.session, minDurationMs: settings.minDurationMs,
+                                                     type: f.session.origin == .openGym ? settings.openGymType : f.session.type)
+                if !f.stored {
+                    logger.notice("workouts stored", metadata: ["class": "\(f.session.name ?? "open gym")", "workouts": "\(count)"])
+                }
+                computedAt.withLock { $0[f.session.key] = now }
+                book.withLock { $0.stored(key: f.session.key, now: now) }
+            } catch {
+                logger.error("cannot store the workouts of a class", metadata: ["class": "\(f.session.key)", "error": "\(error)"])
+                return
+            }
+        }
+        computedAt.withLock { c in
+            let live = Set(book.withLock { $0.finished.map(\.session.key) })
+            c = c.filter { live.contains($0.key) }
+        }
+        await save()
+    }
+
+    // MARK: Persistence
+
+    /// Loads the saved book; the runtime calls it before any service starts.
+    func restore() async {
+        if let data = try? await cache.loadMeta(key: Self.bookKey) {
+            do {
+                let saved = try JSONDecoder().decode(ClassBook.self, from: data)
+                // Records heard before the load are kept: merge them into the saved book.
+                book.withLock { b in
+                    let heard = b.openGym
+                    b = saved
+                    for (device, s) in heard {
+                        b.heard(device: device, at: s.firstMs)
+                        b.heard(device: device, at: s.lastMs)
+                    }
+                }
+            } catch {
+                logger.error("the saved class state is unreadable; starting without a class", metadata: ["error": "\(error)"])
+            }
+        }
+    }
+
+    private func save() async {
+        let data: Data
+        do {
+            data = try book.withLock { try JSONEncoder().encode($0) }
+            try await cache.saveMeta(key: Self.bookKey, value: data)
+        } catch {
+            logger.error("cannot save the class state", metadata: ["error": "\(error)"])
+        }
+    }
+
+    static func nowMs() -> Int64 { UTCTimestamp.now.millisecondsSince1970 }
+}

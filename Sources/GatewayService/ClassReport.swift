@@ -1,0 +1,40 @@
+// SPDX-License-Identifier: MIT
+import Classes
+import WearMetrics
+
+/// A class as `blegate class` and `status` show it.
+public struct ClassReport: Sendable, Equatable, Codable {
+    public var name: String?
+    public var type: String
+    public var origin: String
+    public var startTime: String
+    /// Set once the class ended.
+    public var endTime: String?
+    /// When a scheduled class ends by itself.
+    public var plannedEndTime: String?
+
+    enum CodingKeys: String, CodingKey {
+        case name, type, origin
+        case startTime = "start_time"
+        case endTime = "end_time"
+        case plannedEndTime = "planned_end_time"
+    }
+
+    init(_ s: ClassSession) {
+        name = s.name
+        type = s.type.rawValue
+        origin = s.origin.rawValue
+        startTime = UTCTimestamp(millisecondsSince1970: s.startMs).iso8601
+        endTime = s.endMs.map { UTCTimestamp(millisecondsSince1970: $0).iso8601 }
+        plannedEndTime = s.plannedEndMs.map { UTCTimestamp(millisecondsSince1970: $0).iso8601 }
+    }
+
+    /// For the status socket's `JSONSerialization` answers.
+    var object: [String: Any] {
+        var o: [String: Any] = ["type": type, "origin": origin, "start_time": startTime]
+        if let name { o["name"] = name }
+        if let endTime { o["end_time"] = endTime }
+        if let plannedEndTime { o["planned_end_time"] = plannedEndTime }
+        return o
+    }
+}
