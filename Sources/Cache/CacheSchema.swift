@@ -49,6 +49,9 @@ enum CacheSchema {
                 );
                 """)
         }
+        m.registerMigration("v2: documents") { db in
+            try DocumentStore.createTables(db)
+        }
         return m
     }
 }
