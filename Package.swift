@@ -134,7 +134,7 @@ let package = Package(
         .target(
             name: "GatewayService",
             dependencies: [
-                "Gateway", "Cache", "Config", "Sync", "DBus", "HCI", "LinkPolicy", "HRV", "WearMetrics", "ProcessTuning", "Wall", "Effort",
+                "Gateway", "Cache", "Config", "Sync", "DBus", "HCI", "LinkPolicy", "HRV", "WearMetrics", "ProcessTuning", "Wall", "Effort", "Outbox",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
@@ -223,7 +223,7 @@ let package = Package(
             name: "CacheTests",
             dependencies: ["Cache", "Config", "Outbox", "WearMetrics", "GATT", "JSON", .product(name: "GRDB", package: "GRDB.swift")]
         ),
-        .testTarget(name: "SyncTests", dependencies: ["Sync", "TestBackend", "Outbox", "WearMetrics"]),
+        .testTarget(name: "SyncTests", dependencies: ["Sync", "TestBackend", "Outbox", "WearMetrics", "Cache"]),
         // `blegate run`, `status`, `pair` as processes against the simulator and the loopback backend.
         .testTarget(
             name: "RunTests",

@@ -4,7 +4,7 @@
 public struct CacheError: Error, Sendable, CustomStringConvertible {
     public struct Code: Sendable, Hashable, CustomStringConvertible {
         private enum Base: String, Sendable {
-            case noCache, cannotOpen, wrongKey, keyRequired, badKey, writeFailed, unreadablePayload, closed
+            case noCache, cannotOpen, wrongKey, keyRequired, badKey, writeFailed, unreadablePayload, closed, invalidDocument
         }
 
         private let base: Base
@@ -26,6 +26,8 @@ public struct CacheError: Error, Sendable, CustomStringConvertible {
         public static let unreadablePayload = Code(.unreadablePayload)
         /// The cache was closed.
         public static let closed = Code(.closed)
+        /// `putDocument` with text that is not a JSON object carrying the same `id`.
+        public static let invalidDocument = Code(.invalidDocument)
 
         public var description: String { base.rawValue }
     }

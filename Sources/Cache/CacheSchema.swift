@@ -49,7 +49,10 @@ enum CacheSchema {
                 );
                 """)
         }
-        m.registerMigration("v2: records by device and time") { db in
+        m.registerMigration("v2: documents") { db in
+            try DocumentStore.createTables(db)
+        }
+        m.registerMigration("v3: records by device and time") { db in
             // A class's workouts read each member's records of the class window.
             try db.execute(sql: "CREATE INDEX record_device_time ON record(device_id, timestamp_ms)")
         }

@@ -86,7 +86,7 @@ public final class GatewayRuntime: Sendable {
             }
             var syncLogger = logger
             syncLogger[metadataKey: "component"] = "sync"
-            sync = SyncEngine(outbox: cache, client: client!,
+            sync = SyncEngine(outbox: cache, documents: cache, client: client!,
                               configuration: SyncConfiguration(gatewayID: c.gateway.id, sink: c.backend.sink == .samples ? .samples : .wearmetrics,
                                                                batchSize: c.backend.batchSize, interval: c.backend.interval),
                               logger: syncLogger)
@@ -233,6 +233,7 @@ public final class GatewayRuntime: Sendable {
         let stats = try await cache.stats()
         var report = StatusReport(source: "service", gatewayID: configuration.gateway.id, generatedAt: UTCTimestamp.now.iso8601,
                                   cacheFile: cache.path, outbox: StatusReport.outbox(stats))
+        try await report.outbox.addDocuments(from: cache)
         report.startedAt = startedAt.iso8601
         let registry = Dictionary(try await cache.devices().map { ($0.address, $0) }, uniquingKeysWith: { a, _ in a })
         report.devices = bluetooth.links.map { StatusReport.device($0, registry: registry[$0.address]) }

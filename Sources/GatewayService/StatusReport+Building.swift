@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 import Cache
 import Gateway
+import Outbox
 import Sync
 import WearMetrics
 
@@ -11,6 +12,7 @@ extension StatusReport {
         let stats = try await cache.stats()
         var report = StatusReport(source: "database", gatewayID: gatewayID, generatedAt: UTCTimestamp.now.iso8601,
                                   cacheFile: cache.path, outbox: outbox(stats))
+        try await report.outbox.addDocuments(from: cache)
         report.devices = try await cache.devices().map { d in
             DeviceStatus(address: d.address, name: d.name, adapter: nil, state: "offline", reason: "the gateway is not running", connected: false,
                          lastHeartRate: nil, battery: d.battery.map { Int(($0 * 100).rounded()) }, rssi: nil,
@@ -42,6 +44,8 @@ extension StatusReport {
         }
         return SyncState(state: s.state.name, reason: reason, endpoint: s.endpoint, consecutiveFailures: s.consecutiveFailures,
                          deliveredSinceStart: s.delivered, quarantinedSinceStart: s.quarantined,
+                         workoutsDeliveredSinceStart: s.documentsDelivered[.workout] ?? 0,
+                         profileMetricsDeliveredSinceStart: s.documentsDelivered[.profileMetric] ?? 0,
                          lastSync: s.lastSync.map { r in
                              LastSync(at: r.at.iso8601, records: r.records, inserted: r.inserted, duplicates: r.duplicates,
                                       rejected: r.rejected, durationMilliseconds: (r.duration.milliseconds * 10).rounded() / 10,
@@ -71,5 +75,15 @@ extension Duration {
     var milliseconds: Double {
         let c = components
         return Double(c.seconds) * 1000 + Double(c.attoseconds) / 1e15
+    }
+}
+
+extension StatusReport.OutboxStatus {
+    /// Workouts and profile metrics waiting in the document outbox, beside the records.
+    mutating func addDocuments(from cache: RecordCache) async throws {
+        let counts = try await cache.documentCounts()
+        pendingWorkouts = counts[.workout]?.pending ?? 0
+        pendingProfileMetrics = counts[.profileMetric]?.pending ?? 0
+        quarantinedDocuments = counts.values.reduce(0) { $0 + $1.quarantined }
     }
 }

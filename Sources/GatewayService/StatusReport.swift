@@ -77,6 +77,11 @@ public struct StatusReport: Sendable, Codable, Equatable {
         /// Appended, not yet committed (always 0 from the database).
         public var buffered: Int
         public var fileBytes: Int64
+        /// Documents not yet at the backend, and documents it refused (nil from a gateway
+        /// that keeps no documents).
+        public var pendingWorkouts: Int?
+        public var pendingProfileMetrics: Int?
+        public var quarantinedDocuments: Int?
     }
 
     public struct SyncState: Sendable, Codable, Equatable {
@@ -89,6 +94,8 @@ public struct StatusReport: Sendable, Codable, Equatable {
         /// Records delivered and quarantined since the gateway started.
         public var deliveredSinceStart: Int
         public var quarantinedSinceStart: Int
+        public var workoutsDeliveredSinceStart: Int?
+        public var profileMetricsDeliveredSinceStart: Int?
         public var lastSync: LastSync?
     }
 

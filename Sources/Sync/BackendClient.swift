@@ -76,6 +76,8 @@ public final class BackendClient: Sendable {
     }
 
     public var metricsURL: String { url("/api/v1/metrics") }
+    public var workoutsURL: String { url("/api/v1/workouts") }
+    public var profileMetricsURL: String { url("/api/v1/profile-metrics") }
     public var pairURL: String { url("/api/v1/pair") }
     public var samplesURL: String { url(samplesPath) }
 
@@ -118,9 +120,33 @@ public final class BackendClient: Sendable {
     }
 
     /// Sends records to `POST /api/v1/metrics`. An empty list checks reachability and the token.
-    public func postMetrics(gatewayID: String, records: [OutboxRecord]) async throws(BackendError) -> MetricsResult {
+    /// `outboxDepth` goes out as `Blegate-Outbox-Depth` when known.
+    public func postMetrics(gatewayID: String, records: [OutboxRecord], outboxDepth: Int? = nil) async throws(BackendError) -> MetricsResult {
         let endpoint = metricsURL
-        let response = try await exchange(endpoint, body: MetricsRequest.body(gatewayID: gatewayID, records: records))
+        let response = try await exchange(endpoint, body: MetricsRequest.body(gatewayID: gatewayID, records: records), outboxDepth: outboxDepth)
+        return try accounting(response, endpoint: endpoint)
+    }
+
+    /// Sends documents as they are stored: workouts to `POST /api/v1/workouts` (or `PUT`
+    /// with `replace`, for corrections), profile metrics to `POST /api/v1/profile-metrics`.
+    /// The answer has the shape of the metrics answer.
+    public func postDocuments(gatewayID: String, kind: DocumentKind, documents: [OutboxDocument], replace: Bool = false,
+                              outboxDepth: Int? = nil) async throws(BackendError) -> MetricsResult {
+        let endpoint = documentsURL(kind)
+        let body = DocumentRequest.body(gatewayID: gatewayID, kind: kind, documents: documents)
+        let response = try await exchange(endpoint, body: body, method: replace ? .PUT : .POST, outboxDepth: outboxDepth)
+        return try accounting(response, endpoint: endpoint)
+    }
+
+    public func documentsURL(_ kind: DocumentKind) -> String {
+        switch kind {
+        case .workout: workoutsURL
+        case .profileMetric: profileMetricsURL
+        }
+    }
+
+    /// `{inserted, duplicates, rejected}` out of a 2xx answer, else the failure.
+    private func accounting(_ response: Response, endpoint: String) throws(BackendError) -> MetricsResult {
         guard (200..<300).contains(response.status) else { throw failure(response, endpoint: endpoint) }
         guard let m = Wire.decode(Wire.Metrics.self, from: response.body), m.inserted >= 0, m.duplicates >= 0 else {
             throw BackendError(kind: .invalidResponse, endpoint: endpoint, status: response.status,
@@ -131,9 +157,9 @@ public final class BackendClient: Sendable {
     }
 
     /// Sends samples to the samples sink (`POST {samples_path}`).
-    public func postSamples(_ samples: [Sample]) async throws(BackendError) -> SamplesResult {
+    public func postSamples(_ samples: [Sample], outboxDepth: Int? = nil) async throws(BackendError) -> SamplesResult {
         let endpoint = samplesURL
-        let response = try await exchange(endpoint, body: Sample.requestBody(samples))
+        let response = try await exchange(endpoint, body: Sample.requestBody(samples), outboxDepth: outboxDepth)
         guard (200..<300).contains(response.status) else { throw failure(response, endpoint: endpoint) }
         guard let s = Wire.decode(Wire.Samples.self, from: response.body), s.inserted >= 0, s.duplicates >= 0 else {
             throw BackendError(kind: .invalidResponse, endpoint: endpoint, status: response.status,
@@ -150,12 +176,15 @@ public final class BackendClient: Sendable {
         var body: [UInt8]
     }
 
-    private func exchange(_ endpoint: String, body: String) async throws(BackendError) -> Response {
+    private func exchange(_ endpoint: String, body: String, method: HTTPMethod = .POST,
+                          outboxDepth: Int? = nil) async throws(BackendError) -> Response {
         var request = HTTPClientRequest(url: endpoint)
-        request.method = .POST
+        request.method = method
         request.headers.add(name: "Content-Type", value: "application/json")
         request.headers.add(name: "Accept", value: "application/json")
         request.headers.add(name: "User-Agent", value: "blegate")
+        request.headers.add(name: "Blegate-Version", value: BlegateVersion.current)
+        if let outboxDepth { request.headers.add(name: "Blegate-Outbox-Depth", value: String(outboxDepth)) }
         if let token = token.token { request.headers.add(name: "Authorization", value: "Bearer " + token) }
         do {
             request.headers.add(name: "Content-Encoding", value: "gzip")
@@ -222,6 +251,9 @@ public final class BackendClient: Sendable {
         case 404:
             return BackendError(kind: .notFound, endpoint: endpoint, status: 404,
                                 message: "backend has nothing at \(endpoint) (404); check backend.url\(endpoint == samplesURL ? " and backend.samples_path" : "")")
+        case 405:
+            return BackendError(kind: .methodNotAllowed, endpoint: endpoint, status: 405,
+                                message: "backend \(endpoint) does not accept this method (405)\(detail)")
         case 500...599:
             return BackendError(kind: .serverError, endpoint: endpoint, status: r.status,
                                 message: "backend \(endpoint) failed with \(r.status)\(detail)")

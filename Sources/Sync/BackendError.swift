@@ -8,7 +8,7 @@ public struct BackendError: Error, Sendable, CustomStringConvertible {
     public struct Kind: Hashable, Sendable, CustomStringConvertible {
         private enum Base: String, Hashable, Sendable {
             case unknownCode, codeAlreadyUsed, tokenRefused, unreachable, timeout, rateLimited,
-                 unavailable, payloadTooLarge, badRequest, notFound, serverError, unexpectedStatus,
+                 unavailable, payloadTooLarge, badRequest, notFound, methodNotAllowed, serverError, unexpectedStatus,
                  invalidResponse, invalidConfiguration
         }
         private let base: Base
@@ -34,6 +34,8 @@ public struct BackendError: Error, Sendable, CustomStringConvertible {
         public static let badRequest = Kind(.badRequest)
         /// 404 outside pairing: the URL is wrong.
         public static let notFound = Kind(.notFound)
+        /// 405: the endpoint exists but not with this method (a backend without `PUT`).
+        public static let methodNotAllowed = Kind(.methodNotAllowed)
         /// 5xx other than 503.
         public static let serverError = Kind(.serverError)
         /// Any other status.
@@ -68,7 +70,7 @@ public struct BackendError: Error, Sendable, CustomStringConvertible {
     /// Whether sending the same request later can succeed without anyone changing anything.
     public var isTransient: Bool {
         switch kind {
-        case .unreachable, .timeout, .rateLimited, .unavailable, .serverError, .notFound, .unexpectedStatus, .invalidResponse:
+        case .unreachable, .timeout, .rateLimited, .unavailable, .serverError, .notFound, .methodNotAllowed, .unexpectedStatus, .invalidResponse:
             true
         default:
             false

@@ -17,6 +17,7 @@ import WearMetrics
 /// `drainTimeout`, or at once on cancellation.
 public actor SyncEngine: Service {
     private let outbox: any SyncOutbox
+    private let documents: (any DocumentOutbox)?
     private let client: BackendClient
     public nonisolated let configuration: SyncConfiguration
     private let logger: Logger
@@ -28,13 +29,20 @@ public actor SyncEngine: Service {
     private var tokenReloadRequested = false
     private var sleeper: Task<Void, Never>?
     private var pauseKind: PauseKind?
+    /// Pending records and documents as last counted, less what was settled since.
+    private var depth: Int?
+    /// A `PUT` of workouts was answered 404/405: corrections go by `POST` from then on.
+    private var backendRefusesPut = false
     private let subscribers = Mutex<(next: Int, continuations: [Int: AsyncStream<SyncEvent>.Continuation])>((0, [:]))
 
     private enum PauseKind { case idle, backoff, unauthorized }
 
-    public init(outbox: any SyncOutbox, client: BackendClient, configuration: SyncConfiguration,
-                logger: Logger = Logger(label: "blegate.sync")) {
+    /// `documents`: workouts and profile metrics to deliver besides the records (the cache
+    /// is both outboxes); nil sends records only.
+    public init(outbox: any SyncOutbox, documents: (any DocumentOutbox)? = nil, client: BackendClient,
+                configuration: SyncConfiguration, logger: Logger = Logger(label: "blegate.sync")) {
         self.outbox = outbox
+        self.documents = documents
         self.client = client
         self.configuration = configuration
         self.logger = logger
@@ -199,48 +207,128 @@ public actor SyncEngine: Service {
         case stopped
     }
 
-    /// Sends batches until nothing is pending or something fails.
+    /// Sends batches until nothing is pending or something fails. Each round sends one
+    /// batch of records and then one batch of each document kind, so a long record backlog
+    /// (catching up after an outage) does not hold workouts back, nor the other way round.
     private func syncPass() async -> Outcome {
+        depth = await readDepth()
         while true {
             if shouldStop { return .stopped }
+            var sent = false
             let batch: [OutboxRecord]
             do {
                 batch = try await outbox.pendingBatch(limit: configuration.batchSize)
             } catch {
                 return storageFailure("cannot read pending records from the cache: \(error)")
             }
-            if batch.isEmpty { return .caughtUp }
-            current.state = .syncing
-            if let failure = await deliver(batch[...]) { return failure }
-            current.consecutiveFailures = 0
+            if !batch.isEmpty {
+                sent = true
+                current.state = .syncing
+                if let failure = await deliverRecords(batch[...]) { return failure }
+                current.consecutiveFailures = 0
+            }
+            if let documents {
+                for kind in DocumentKind.allCases {
+                    if shouldStop { return .stopped }
+                    let pending: [OutboxDocument]
+                    do {
+                        pending = try await documents.pendingDocuments(kind: kind, limit: configuration.batchSize)
+                    } catch {
+                        return storageFailure("cannot read pending \(kind.plural) from the cache: \(error)")
+                    }
+                    if pending.isEmpty { continue }
+                    sent = true
+                    current.state = .syncing
+                    if let failure = await deliverDocuments(pending, documents: documents) { return failure }
+                    current.consecutiveFailures = 0
+                }
+            }
+            if !sent { return .caughtUp }
         }
     }
 
-    /// Sends `records` (splitting on 413); nil when every record is settled.
-    private func deliver(_ records: ArraySlice<OutboxRecord>) async -> Outcome? {
-        let started = ContinuousClock.now
-        let endpoint = current.endpoint
-        do throws(BackendError) {
+    /// Pending records and documents, for `Blegate-Outbox-Depth`; nil without a document
+    /// outbox (which knows the count) or when the cache cannot say.
+    private func readDepth() async -> Int? {
+        guard let documents else { return nil }
+        return try? await documents.outboxDepth()
+    }
+
+    private func settled(_ count: Int) {
+        depth = depth.map { max(0, $0 - count) }
+    }
+
+    private func deliverRecords(_ records: ArraySlice<OutboxRecord>) async -> Outcome? {
+        await deliver(records, endpoint: current.endpoint, attempt: { batch, started throws(BackendError) in
             switch configuration.sink {
             case .wearmetrics:
-                let result = try await client.postMetrics(gatewayID: configuration.gatewayID, records: Array(records))
-                return await settle(records, result: result, started: started)
+                let result = try await client.postMetrics(gatewayID: configuration.gatewayID, records: Array(batch), outboxDepth: depth)
+                return await settle(batch, result: result, started: started)
             case .samples:
-                return try await deliverSamples(records, started: started)
+                return try await deliverSamples(batch, started: started)
             }
+        }, quarantineAlone: { record, reason in
+            await quarantine([OutboxRejection(id: record.id, reason: reason)])
+        })
+    }
+
+    /// Workouts at revision 1 go by `POST`, later revisions (corrections) by `PUT`; a backend
+    /// without `PUT` (404/405) gets them by `POST` instead, so one it never received is still
+    /// inserted, and one it holds comes back as a duplicate: the correction is dropped, which
+    /// is logged once.
+    private func deliverDocuments(_ pending: [OutboxDocument], documents: any DocumentOutbox) async -> Outcome? {
+        let kind = pending[0].kind
+        let corrections = kind == .workout && !backendRefusesPut ? pending.filter { $0.revision > 1 } : []
+        let fresh = corrections.isEmpty ? pending : pending.filter { $0.revision <= 1 }
+        if !fresh.isEmpty, let failure = await deliver(fresh[...], kind: kind, replace: false, documents: documents) { return failure }
+        if !corrections.isEmpty, let failure = await deliver(corrections[...], kind: kind, replace: true, documents: documents) {
+            return failure
+        }
+        return nil
+    }
+
+    private func deliver(_ items: ArraySlice<OutboxDocument>, kind: DocumentKind, replace: Bool,
+                         documents: any DocumentOutbox) async -> Outcome? {
+        let endpoint = client.documentsURL(kind)
+        return await deliver(items, endpoint: endpoint, attempt: { batch, started throws(BackendError) in
+            let result: MetricsResult
+            do throws(BackendError) {
+                result = try await client.postDocuments(gatewayID: configuration.gatewayID, kind: kind, documents: Array(batch),
+                                                        replace: replace, outboxDepth: depth)
+            } catch {
+                guard replace, error.kind == .notFound || error.kind == .methodNotAllowed else { throw error }
+                backendRefusesPut = true
+                logger.warning("backend does not accept workout corrections", metadata: ["endpoint": "\(endpoint)", "status": "\(error.status ?? 0)"])
+                return await deliver(batch, kind: kind, replace: false, documents: documents)
+            }
+            return await settle(batch, result: result, started: started, endpoint: endpoint, documents: documents)
+        }, quarantineAlone: { document, reason in
+            await quarantine(kind: kind, [DocumentRejection(id: document.id, revision: document.revision, reason: reason)], documents: documents)
+        })
+    }
+
+    /// Sends `items` with `attempt` (splitting on 413 down to single items, which
+    /// `quarantineAlone` then sets aside); nil when every item is settled.
+    private func deliver<Item: Sendable>(_ items: ArraySlice<Item>, endpoint: String,
+                               attempt: (ArraySlice<Item>, ContinuousClock.Instant) async throws(BackendError) -> Outcome?,
+                               quarantineAlone: (Item, String) async -> Outcome?) async -> Outcome? {
+        let started = ContinuousClock.now
+        do throws(BackendError) {
+            return try await attempt(items, started)
         } catch {
-            report(records.count, status: error.status, started: started, endpoint: endpoint, error: error.message)
+            report(items.count, status: error.status, started: started, endpoint: endpoint, error: error.message)
             switch error.kind {
             case .payloadTooLarge:
-                if records.count == 1 {
-                    let reason = "too large for the backend even on its own (413)"
-                    return await quarantine([OutboxRejection(id: records[records.startIndex].id, reason: reason)])
+                if items.count == 1 {
+                    return await quarantineAlone(items[items.startIndex], "too large for the backend even on its own (413)")
                 }
-                emit(.split(records: records.count))
-                logger.notice("backend refused the batch as too large, splitting", metadata: ["records": "\(records.count)"])
-                let middle = records.startIndex + records.count / 2
-                if let failure = await deliver(records[..<middle]) { return failure }
-                return await deliver(records[middle...])
+                emit(.split(records: items.count))
+                logger.notice("backend refused the batch as too large, splitting", metadata: ["items": "\(items.count)", "endpoint": "\(endpoint)"])
+                let middle = items.startIndex + items.count / 2
+                if let failure = await deliver(items[..<middle], endpoint: endpoint, attempt: attempt, quarantineAlone: quarantineAlone) {
+                    return failure
+                }
+                return await deliver(items[middle...], endpoint: endpoint, attempt: attempt, quarantineAlone: quarantineAlone)
             case .tokenRefused:
                 current.record(SyncErrorEntry(at: WallClock.now(), category: .backend, message: error.message, httpStatus: error.status))
                 return .unauthorized(error.message)
@@ -261,7 +349,7 @@ public actor SyncEngine: Service {
         }
         var result = SamplesResult(inserted: 0, duplicates: 0, status: 0)
         if !samples.isEmpty {
-            result = try await client.postSamples(samples)
+            result = try await client.postSamples(samples, outboxDepth: depth)
             guard result.inserted + result.duplicates == samples.count else {
                 let message = "backend \(current.endpoint) accounted for \(result.inserted + result.duplicates) of \(samples.count) samples; sending them again"
                 throw BackendError(kind: .invalidResponse, endpoint: current.endpoint, status: result.status, message: message)
@@ -273,6 +361,7 @@ public actor SyncEngine: Service {
             return storageFailure("cannot mark \(records.count) records delivered in the cache: \(error)")
         }
         current.delivered += records.count
+        settled(records.count)
         let r = report(records.count, status: samples.isEmpty ? nil : result.status, started: started, endpoint: current.endpoint,
                        inserted: result.inserted, duplicates: result.duplicates, skipped: skipped)
         emit(.delivered(r, at: .now))
@@ -281,32 +370,65 @@ public actor SyncEngine: Service {
 
     /// Marks what the backend holds, quarantines what it refused.
     private func settle(_ records: ArraySlice<OutboxRecord>, result: MetricsResult, started: ContinuousClock.Instant) async -> Outcome? {
-        let ids = Set(records.map(\.id))
-        var rejections: [OutboxRejection] = []
-        var rejectedIDs = Set<String>()
-        for r in result.rejected where ids.contains(r.id) && rejectedIDs.insert(r.id).inserted { rejections.append(r) }
-        let delivered = records.lazy.map(\.id).filter { !rejectedIDs.contains($0) }
-        // Counts that do not add up mean the backend may not hold some records; sending the
-        // batch again is harmless (idempotent), losing records is not.
-        guard result.inserted + result.duplicates + rejections.count == records.count else {
-            let message = "backend \(current.endpoint) accounted for \(result.inserted + result.duplicates + rejections.count) of \(records.count) records; sending them again"
-            report(records.count, status: result.status, started: started, endpoint: current.endpoint, error: message)
+        let endpoint = current.endpoint
+        return await settle(records, id: \.id, result: result, started: started, endpoint: endpoint, what: "records") { rejections, delivered in
+            if !rejections.isEmpty { try await outbox.quarantine(rejections.map { $0.rejection }) }
+            try await outbox.markDelivered(delivered.map(\.id))
+        } counted: { delivered, quarantined in
+            current.delivered += delivered
+            current.quarantined += quarantined
+        }
+    }
+
+    private func settle(_ batch: ArraySlice<OutboxDocument>, result: MetricsResult, started: ContinuousClock.Instant, endpoint: String,
+                        documents: any DocumentOutbox) async -> Outcome? {
+        let kind = batch[batch.startIndex].kind
+        return await settle(batch, id: \.id, result: result, started: started, endpoint: endpoint, what: kind.plural) { rejections, delivered in
+            if !rejections.isEmpty {
+                try await documents.quarantineDocuments(kind: kind, rejections.map {
+                    DocumentRejection(id: $0.item.id, revision: $0.item.revision, reason: $0.rejection.reason)
+                })
+            }
+            try await documents.markDocumentsDelivered(kind: kind, delivered.map(\.mark))
+        } counted: { delivered, quarantined in
+            current.documentsDelivered[kind, default: 0] += delivered
+            current.documentsQuarantined[kind, default: 0] += quarantined
+        }
+    }
+
+    /// The backend's answer for `items`: counts that do not add up are a failure (the batch is
+    /// sent again: harmless, idempotent; losing items is not); otherwise `store` quarantines
+    /// the rejected items with their reasons and marks the rest delivered.
+    private func settle<Item: Sendable>(_ items: ArraySlice<Item>, id: (Item) -> String, result: MetricsResult, started: ContinuousClock.Instant,
+                              endpoint: String, what: String,
+                              store: ([(item: Item, rejection: OutboxRejection)], [Item]) async throws -> Void,
+                              counted: (_ delivered: Int, _ quarantined: Int) -> Void) async -> Outcome? {
+        var reasons: [String: OutboxRejection] = [:]
+        for r in result.rejected where reasons[r.id] == nil { reasons[r.id] = r }
+        var rejections: [(item: Item, rejection: OutboxRejection)] = []
+        var delivered: [Item] = []
+        for item in items {
+            if let r = reasons.removeValue(forKey: id(item)) { rejections.append((item, r)) } else { delivered.append(item) }
+        }
+        guard result.inserted + result.duplicates + rejections.count == items.count else {
+            let message = "backend \(endpoint) accounted for \(result.inserted + result.duplicates + rejections.count) of \(items.count) \(what); sending them again"
+            report(items.count, status: result.status, started: started, endpoint: endpoint, error: message)
             current.record(SyncErrorEntry(at: WallClock.now(), category: .backend, message: message, httpStatus: result.status))
             return .failed(message, status: result.status, retryAfter: nil)
         }
         do {
-            if !rejections.isEmpty { try await outbox.quarantine(rejections) }
-            try await outbox.markDelivered(Array(delivered))
+            try await store(rejections, delivered)
         } catch {
-            return storageFailure("cannot record the backend's answer for \(records.count) records in the cache: \(error)")
+            return storageFailure("cannot record the backend's answer for \(items.count) \(what) in the cache: \(error)")
         }
-        current.delivered += records.count - rejections.count
-        current.quarantined += rejections.count
+        counted(delivered.count, rejections.count)
+        settled(items.count)
         if !rejections.isEmpty {
-            logger.warning("backend rejected records; quarantined", metadata: ["count": "\(rejections.count)"])
-            emit(.quarantined(rejections))
+            let list = rejections.map { $0.rejection }
+            logger.warning("backend rejected \(what); quarantined", metadata: ["count": "\(list.count)", "endpoint": "\(endpoint)"])
+            emit(.quarantined(list))
         }
-        let r = report(records.count, status: result.status, started: started, endpoint: current.endpoint,
+        let r = report(items.count, status: result.status, started: started, endpoint: endpoint,
                        inserted: result.inserted, duplicates: result.duplicates, rejected: rejections.count)
         emit(.delivered(r, at: .now))
         return nil
@@ -319,8 +441,22 @@ public actor SyncEngine: Service {
             return storageFailure("cannot quarantine \(rejections.count) records in the cache: \(error)")
         }
         current.quarantined += rejections.count
+        settled(rejections.count)
         logger.warning("record quarantined", metadata: ["reason": "\(rejections.first?.reason ?? "")"])
         emit(.quarantined(rejections))
+        return nil
+    }
+
+    private func quarantine(kind: DocumentKind, _ rejections: [DocumentRejection], documents: any DocumentOutbox) async -> Outcome? {
+        do {
+            try await documents.quarantineDocuments(kind: kind, rejections)
+        } catch {
+            return storageFailure("cannot quarantine \(rejections.count) \(kind.plural) in the cache: \(error)")
+        }
+        current.documentsQuarantined[kind, default: 0] += rejections.count
+        settled(rejections.count)
+        logger.warning("\(kind.rawValue) quarantined", metadata: ["reason": "\(rejections.first?.reason ?? "")"])
+        emit(.quarantined(rejections.map { OutboxRejection(id: $0.id, reason: $0.reason) }))
         return nil
     }
 
@@ -343,6 +479,16 @@ public actor SyncEngine: Service {
             for (id, c) in s.continuations {
                 if case .terminated = c.yield(event) { s.continuations[id] = nil }
             }
+        }
+    }
+}
+
+extension DocumentKind {
+    /// For messages: "workouts", "profile metrics".
+    var plural: String {
+        switch self {
+        case .workout: "workouts"
+        case .profileMetric: "profile metrics"
         }
     }
 }

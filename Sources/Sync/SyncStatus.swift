@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: MIT
+import Outbox
 import WearMetrics
 
 /// One request's outcome, successful or not, as `blegate status` shows "the last sync".
@@ -91,6 +92,10 @@ public struct SyncStatus: Sendable, Equatable {
     /// Since start: records the backend now holds, and records quarantined.
     public var delivered = 0
     public var quarantined = 0
+    /// Since start, per kind: documents (workouts, profile metrics) the backend now holds,
+    /// and documents quarantined.
+    public var documentsDelivered: [DocumentKind: Int] = [:]
+    public var documentsQuarantined: [DocumentKind: Int] = [:]
 
     public init(endpoint: String) { self.endpoint = endpoint }
 

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 import CompressNIO
+import HTTPTypes
 import Hummingbird
 import NIOCore
 
@@ -14,12 +15,17 @@ struct BackendResponder: HTTPResponder {
     /// Closes the listener for this long, then reopens it (`{"mode":"outage"}`).
     let outage: @Sendable (Duration) -> Void
     let connections: OpenConnections
+    /// false: `PUT /api/v1/workouts` is answered 405, as by a backend without corrections.
+    let acceptsWorkoutCorrections: Bool
 
     static let maximumBody = 64 << 20
 
     private enum Route {
-        case pair, metrics, samples
+        case pair, metrics, samples, workouts, profileMetrics
     }
+
+    static let depthHeader = HTTPField.Name("Blegate-Outbox-Depth")!
+    static let versionHeader = HTTPField.Name("Blegate-Version")!
 
     func respond(to request: Request, context: Context) async throws -> Response {
         connections.track(context.channel)
@@ -29,18 +35,26 @@ struct BackendResponder: HTTPResponder {
         let route: Route? = switch path {
         case "/api/v1/pair": .pair
         case "/api/v1/metrics": .metrics
+        case "/api/v1/workouts": .workouts
+        case "/api/v1/profile-metrics": .profileMetrics
         case samplesPath: .samples
         default: nil
         }
         let gzip = request.headers[.contentEncoding]?.lowercased() == "gzip"
         let authorized = store.token.map { request.headers[.authorization] == "Bearer " + $0 } ?? true
+        let depth = request.headers[Self.depthHeader].flatMap { Int($0) }
+        let version = request.headers[Self.versionHeader]
         func answer(_ status: Int, _ body: JSON, items: Int? = nil, headers: HTTPFields = [:]) -> Response {
             store.log(RequestLogEntry(at: arrived, method: request.method.rawValue, path: path, status: status, gzip: gzip,
-                                      items: items, authorized: authorized))
+                                      items: items, authorized: authorized, outboxDepth: depth, version: version))
             return Self.json(status, body, headers: headers)
         }
         guard let route else { return answer(404, Self.error("no such endpoint: \(path)")) }
-        guard request.method == .post else { return answer(405, Self.error("use POST")) }
+        let replace = route == .workouts && request.method == .put
+        if replace && !acceptsWorkoutCorrections {
+            return answer(405, Self.error("this backend does not accept workout corrections"), headers: [.allow: "POST"])
+        }
+        guard request.method == .post || replace else { return answer(405, Self.error("use POST")) }
 
         let (delay, injected) = faults.beforeHandling()
         if delay > .zero { try await Task.sleep(for: delay) }
@@ -84,12 +98,30 @@ struct BackendResponder: HTTPResponder {
             if faults.refusesBatch(of: records.count) {
                 return answer(413, Self.error("batch of \(records.count) records is too large"), items: records.count)
             }
+            store.noteHeaders(gatewayID: gateway, GatewayHeaders(outboxDepth: depth, version: version))
             let (inserted, duplicates, rejected) = store.accept(records: records, gatewayID: gateway)
             return answer(200, .object([
                 "inserted": .number(Double(inserted)),
                 "duplicates": .number(Double(duplicates)),
                 "rejected": .array(rejected.map { .object(["id": .string($0.id), "reason": .string($0.reason)]) }),
             ]), items: records.count)
+        case .workouts, .profileMetrics:
+            guard let gateway = body["gateway_id"]?.string, !gateway.isEmpty else {
+                return answer(400, Self.error("gateway_id: required non-empty string"))
+            }
+            let key = route == .workouts ? "workouts" : "metrics"
+            guard let documents = body[key]?.array else { return answer(400, Self.error("\(key): required array")) }
+            if faults.refusesBatch(of: documents.count) {
+                return answer(413, Self.error("batch of \(documents.count) \(key) is too large"), items: documents.count)
+            }
+            store.noteHeaders(gatewayID: gateway, GatewayHeaders(outboxDepth: depth, version: version))
+            let (inserted, duplicates, rejected) = store.accept(documents: documents, workouts: route == .workouts, replace: replace,
+                                                                gatewayID: gateway)
+            return answer(200, .object([
+                "inserted": .number(Double(inserted)),
+                "duplicates": .number(Double(duplicates)),
+                "rejected": .array(rejected.map { .object(["id": .string($0.id), "reason": .string($0.reason)]) }),
+            ]), items: documents.count)
         case .samples:
             guard let items = body["samples"]?.array else { return answer(400, Self.error("samples: required array")) }
             var samples: [StoredSample] = []
@@ -131,6 +163,18 @@ struct BackendResponder: HTTPResponder {
         case (.get, "/_admin/samples"):
             let samples = store.samples
             return Self.json(200, .object(["count": .number(Double(samples.count)), "samples": .array(samples.map(\.json))]))
+        case (.get, "/_admin/workouts"), (.get, "/_admin/profile-metrics"):
+            let documents = path == "/_admin/workouts" ? store.workouts : store.profileMetrics
+            return Self.json(200, .object([
+                "count": .number(Double(documents.count)),
+                "items": .array(documents.map {
+                    .object(["gateway_id": .string($0.gatewayID), "replacements": .number(Double($0.replacements)), "document": $0.json])
+                }),
+            ]))
+        case (.get, "/_admin/gateways"):
+            return Self.json(200, .object(store.gateways.mapValues { g in
+                .object(["outbox_depth": g.outboxDepth.map { .number(Double($0)) } ?? .null, "version": g.version.map { .string($0) } ?? .null])
+            }))
         case (.get, "/_admin/pairings"):
             return Self.json(200, .object(["pairings": .array(store.pairings.map {
                 .object(["code": .string($0.code), "client_id": .string($0.clientID), "device": $0.device])

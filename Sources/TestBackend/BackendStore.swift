@@ -17,6 +17,11 @@ public final class BackendStore: Sendable {
         var pairings: [String: Pairing] = [:]
         var requests: [RequestLogEntry] = []
         var token: String?
+        var workouts: [BackendDocument] = []
+        var workoutIndex: [String: Int] = [:]
+        var profileMetrics: [BackendDocument] = []
+        var profileMetricIDs: Set<String> = []
+        var gateways: [String: GatewayHeaders] = [:]
     }
 
     public struct DataFileError: Error, CustomStringConvertible {
@@ -53,6 +58,11 @@ public final class BackendStore: Sendable {
     public var samples: [StoredSample] { state.withLock { $0.samples } }
     public var pairings: [Pairing] { state.withLock { Array($0.pairings.values) } }
     public var requests: [RequestLogEntry] { state.withLock { $0.requests } }
+    /// Workouts in arrival order, each id once, in its latest form.
+    public var workouts: [BackendDocument] { state.withLock { $0.workouts } }
+    public var profileMetrics: [BackendDocument] { state.withLock { $0.profileMetrics } }
+    /// Per gateway id, the headers of its last request that named it.
+    public var gateways: [String: GatewayHeaders] { state.withLock { $0.gateways } }
 
     /// The bearer token requests must carry; nil accepts any request.
     public var token: String? {
@@ -90,6 +100,54 @@ public final class BackendStore: Sendable {
                 inserted += 1
                 if dataFile != nil {
                     lines.append(JSON.object(["kind": .string("record"), "gateway_id": .string(gatewayID), "record": r]).text)
+                }
+            }
+            return (inserted, duplicates, rejected)
+        }
+        append(lines)
+        return result
+    }
+
+    func noteHeaders(gatewayID: String, _ headers: GatewayHeaders) {
+        state.withLock { $0.gateways[gatewayID] = headers }
+    }
+
+    /// Stores valid workouts (`replace`: a `PUT`, which replaces known ids and inserts new
+    /// ones) or profile metrics; returns (inserted, duplicates, rejected). A replaced
+    /// workout counts as a duplicate: the backend already held its id.
+    func accept(documents: [JSON], workouts: Bool, replace: Bool, gatewayID: String) -> (Int, Int, [(id: String, reason: String)]) {
+        var lines: [String] = []
+        let result = state.withLock { s -> (Int, Int, [(id: String, reason: String)]) in
+            var inserted = 0, duplicates = 0
+            var rejected: [(id: String, reason: String)] = []
+            for d in documents {
+                if let problem = workouts ? DocumentValidation.workoutProblem(d) : DocumentValidation.profileMetricProblem(d) {
+                    rejected.append((d["id"]?.string ?? "", problem))
+                    continue
+                }
+                let id = d["id"]!.string!.lowercased()
+                if workouts {
+                    if let i = s.workoutIndex[id] {
+                        duplicates += 1
+                        guard replace else { continue }
+                        s.workouts[i].json = d
+                        s.workouts[i].replacements += 1
+                    } else {
+                        s.workoutIndex[id] = s.workouts.count
+                        s.workouts.append(BackendDocument(id: id, gatewayID: gatewayID, json: d, replacements: 0))
+                        inserted += 1
+                    }
+                } else {
+                    guard s.profileMetricIDs.insert(id).inserted else {
+                        duplicates += 1
+                        continue
+                    }
+                    s.profileMetrics.append(BackendDocument(id: id, gatewayID: gatewayID, json: d, replacements: 0))
+                    inserted += 1
+                }
+                if dataFile != nil {
+                    lines.append(JSON.object(["kind": .string(workouts ? "workout" : "profile_metric"),
+                                              "gateway_id": .string(gatewayID), "document": d]).text)
                 }
             }
             return (inserted, duplicates, rejected)
@@ -184,6 +242,21 @@ public final class BackendStore: Sendable {
                 guard let j = entry["sample"], let uuid = j["uuid"]?.string?.lowercased() else { continue }
                 if s.sampleUUIDs.insert(uuid).inserted {
                     s.samples.append(StoredSample(uuid: uuid, dataType: j["dataType"]?.string ?? "", value: j["value"]?.number ?? 0, json: j))
+                }
+            case "workout":
+                guard let d = entry["document"], let id = d["id"]?.string?.lowercased() else { continue }
+                let gateway = entry["gateway_id"]?.string ?? ""
+                if let i = s.workoutIndex[id] {
+                    s.workouts[i].json = d
+                    s.workouts[i].replacements += 1
+                } else {
+                    s.workoutIndex[id] = s.workouts.count
+                    s.workouts.append(BackendDocument(id: id, gatewayID: gateway, json: d, replacements: 0))
+                }
+            case "profile_metric":
+                guard let d = entry["document"], let id = d["id"]?.string?.lowercased() else { continue }
+                if s.profileMetricIDs.insert(id).inserted {
+                    s.profileMetrics.append(BackendDocument(id: id, gatewayID: entry["gateway_id"]?.string ?? "", json: d, replacements: 0))
                 }
             case "pairing":
                 guard let code = entry["code"]?.string, let client = entry["client_id"]?.string else { continue }

@@ -13,4 +13,8 @@ public struct RequestLogEntry: Sendable, Equatable {
     public var items: Int?
     /// Whether the bearer token matched.
     public var authorized: Bool
+    /// `Blegate-Outbox-Depth`, when sent as an integer.
+    public var outboxDepth: Int? = nil
+    /// `Blegate-Version`, when sent.
+    public var version: String? = nil
 }

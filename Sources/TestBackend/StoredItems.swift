@@ -25,3 +25,19 @@ public struct Pairing: Sendable, Equatable {
     public var clientID: String
     public var device: JSON
 }
+
+/// A workout or profile metric the backend holds (its latest form for a workout).
+public struct BackendDocument: Sendable, Equatable {
+    public var id: String
+    public var gatewayID: String
+    /// As received, last version.
+    public var json: JSON
+    /// How many times a `PUT` replaced it.
+    public var replacements: Int
+}
+
+/// What the last request of a gateway said about it (`Blegate-Outbox-Depth`, `Blegate-Version`).
+public struct GatewayHeaders: Sendable, Equatable {
+    public var outboxDepth: Int?
+    public var version: String?
+}

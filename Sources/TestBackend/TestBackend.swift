@@ -24,9 +24,12 @@ public final class TestBackend: Sendable {
         /// Append accepted items to this file as JSON lines, and read it back on start.
         public var dataFile: String?
         public var samplesPath: String
+        /// false answers `PUT /api/v1/workouts` with 405, as a backend without corrections.
+        public var acceptsWorkoutCorrections: Bool
 
         public init(host: String = "127.0.0.1", port: Int = 0, token: String? = nil, pairingCodes: [String] = [],
-                    dataFile: String? = nil, samplesPath: String = "/api/v1/samples") {
+                    dataFile: String? = nil, samplesPath: String = "/api/v1/samples", acceptsWorkoutCorrections: Bool = true) {
+            self.acceptsWorkoutCorrections = acceptsWorkoutCorrections
             self.host = host
             self.port = port
             self.token = token
@@ -57,7 +60,8 @@ public final class TestBackend: Sendable {
         let box = OutageBox()
         let connections = OpenConnections()
         let responder = BackendResponder(store: store, faults: faults, samplesPath: configuration.samplesPath,
-                                         started: .now, outage: { box.trigger($0) }, connections: connections)
+                                         started: .now, outage: { box.trigger($0) }, connections: connections,
+                                         acceptsWorkoutCorrections: configuration.acceptsWorkoutCorrections)
         self.listener = Listener(host: configuration.host, port: configuration.port, responder: responder,
                                  connections: connections, logger: quiet)
         box.backend.withLock { $0 = WeakBackend(self) }
@@ -111,6 +115,16 @@ public final class TestBackend: Sendable {
     }
 
     public var isListening: Bool { get async { await listener.isOpen } }
+
+    /// Waits until `condition` holds over what the store holds; false on timeout.
+    public func wait(timeout: Duration, until condition: (BackendStore) -> Bool) async -> Bool {
+        let deadline = ContinuousClock.now + timeout
+        while ContinuousClock.now < deadline {
+            if condition(store) { return true }
+            try? await Task.sleep(for: .milliseconds(20))
+        }
+        return condition(store)
+    }
 
     /// Waits until the backend holds at least `count` records; false on timeout.
     public func waitForRecords(_ count: Int, timeout: Duration) async -> Bool {

@@ -35,6 +35,9 @@ struct TestBackendCommand: AsyncParsableCommand {
     @Option(name: .customLong("samples-path"), help: "Path of the samples endpoint.")
     var samplesPath: String = "/api/v1/samples"
 
+    @Flag(name: .customLong("no-workout-corrections"), help: "Answer PUT /api/v1/workouts with 405, as a backend without corrections.")
+    var noWorkoutCorrections = false
+
     func validate() throws {
         guard (0...65535).contains(port) else { throw ValidationError("--port must be from 0 to 65535, got \(port)") }
         guard samplesPath.hasPrefix("/") else { throw ValidationError("--samples-path must start with /, got \(samplesPath)") }
@@ -43,7 +46,8 @@ struct TestBackendCommand: AsyncParsableCommand {
     func run() async throws {
         let codeList = codes.split(separator: ",").map { String($0).trimmingCharacters(in: " ") }.filter { !$0.isEmpty }
         let backend = try TestBackend(.init(host: host, port: port, token: token, pairingCodes: codeList,
-                                            dataFile: data, samplesPath: samplesPath))
+                                            dataFile: data, samplesPath: samplesPath,
+                                            acceptsWorkoutCorrections: !noWorkoutCorrections))
         try await backend.start()
         print("listening on \(backend.baseURL)")
         fflush(nil)
