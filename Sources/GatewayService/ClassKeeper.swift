@@ -30,20 +30,24 @@ final class ClassKeeper: Sendable {
     let workouts: WorkoutAssembler
     let logger: Logger
     let onChange: @Sendable (ClassSession?, [ClassSession]) -> Void
+    let onSummary: @Sendable (ClassSession, [(device: String, workout: WorkoutOutput)]) -> Void
     private let book = Mutex(ClassBook())
     private let dirty = Atomic<Bool>(false)
     private let processing = Atomic<Bool>(false)
     /// When each ended class was last computed (ms), so corrections run once a minute.
     private let computedAt = Mutex<[String: Int64]>([:])
 
-    /// `onChange` hears the running class and the classes that just ended (the wall).
+    /// `onChange` hears the running class and the classes that just ended, `onSummary` a
+    /// class's workouts when they are first stored (the wall).
     init(settings: Settings, cache: RecordCache, workouts: WorkoutAssembler, logger: Logger,
-         onChange: @escaping @Sendable (ClassSession?, [ClassSession]) -> Void = { _, _ in }) {
+         onChange: @escaping @Sendable (ClassSession?, [ClassSession]) -> Void = { _, _ in },
+         onSummary: @escaping @Sendable (ClassSession, [(device: String, workout: WorkoutOutput)]) -> Void = { _, _ in }) {
         self.settings = settings
         self.cache = cache
         self.workouts = workouts
         self.logger = logger
         self.onChange = onChange
+        self.onSummary = onSummary
     }
 
     var current: ClassSession? { book.withLock { $0.current } }
@@ -124,11 +128,12 @@ final class ClassKeeper: Sendable {
         guard !due.isEmpty else { return }
         for f in due {
             do {
-                let count = try await workouts.store(f.session, minDurationMs: settings.minDurationMs,
-                                                     type: f.session.origin == .openGym ? settings.openGymType : f.session.type)
-                if !f.stored {
-                    logger.notice("workouts stored", metadata: ["class": "\(f.session.name ?? "open gym")", "workouts": "\(count)"])
+                let stored = try await workouts.store(f.session, minDurationMs: settings.minDurationMs,
+                                                      type: f.session.origin == .openGym ? settings.openGymType : f.session.type)
+                if !f.stored, f.session.origin != .openGym || !stored.isEmpty {
+                    logger.notice("workouts stored", metadata: ["class": "\(f.session.name ?? "open gym")", "workouts": "\(stored.count)"])
                 }
+                if !f.stored, f.session.origin != .openGym { onSummary(f.session, stored) }
                 computedAt.withLock { $0[f.session.key] = now }
                 book.withLock { $0.stored(key: f.session.key, now: now) }
             } catch {

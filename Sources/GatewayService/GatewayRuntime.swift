@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 import Cache
+import Classes
 import Config
 import DBus
 import Foundation
@@ -42,6 +43,7 @@ public final class GatewayRuntime: Sendable {
     let facts: DeviceFacts
     let paired: PairedDevices
     let wall: WallHookup?
+    let classes: ClassKeeper
     let logger: Logger
     private let group = Mutex<ServiceGroup?>(nil)
     private let shutdownRequested = Atomic<Bool>(false)
@@ -101,7 +103,19 @@ public final class GatewayRuntime: Sendable {
         let cacheSink = CacheRecordSink(cache: cache, facts: facts, observer: hooks.onAppend)
         let wall = WallHookup(configuration: c, cache: cache, errors: errors, logger: logger)
         self.wall = wall
-        let sink: any RecordSink = wall.map { WallRecordSink(cacheSink, board: $0.board) } ?? cacheSink
+        var classLogger = logger
+        classLogger[metadataKey: "component"] = "classes"
+        let classes = ClassKeeper(
+            settings: ClassKeeper.Settings(gatewayID: c.gateway.id, schedule: c.classes,
+                                           idleCloseMs: Int64(c.workouts.idleClose.components.seconds) * 1000,
+                                           minDurationMs: Int64(c.workouts.minDuration.components.seconds) * 1000,
+                                           openGymType: c.workouts.openGymType),
+            cache: cache, workouts: WorkoutAssembler(configuration: c, cache: cache), logger: classLogger,
+            onChange: { current, _ in wall?.classChanged(current) },
+            onSummary: { session, workouts in wall?.classEnded(session, workouts) })
+        self.classes = classes
+        let recordSink: any RecordSink = wall.map { WallRecordSink(cacheSink, board: $0.board) } ?? cacheSink
+        let sink = ClassRecordSink(recordSink, classes: classes)
         var btLogger = logger
         btLogger[metadataKey: "component"] = "bluetooth"
         let paired = PairedDevices()
@@ -156,6 +170,7 @@ public final class GatewayRuntime: Sendable {
         if let devices = try? await cache.devices() {
             paired.set(devices.filter { $0.member != nil }.map(\.address))
         }
+        await classes.restore()
         var services: [ServiceGroupConfiguration.ServiceConfiguration] = []
         func add(_ service: any Service, _ name: String) {
             services.append(.init(service: service, successTerminationBehavior: .gracefullyShutdownGroup,
@@ -188,6 +203,10 @@ public final class GatewayRuntime: Sendable {
         }
         add(PeriodicTask("devices", every: .seconds(5), body: writeFacts, finally: writeFacts), "devices")
         add(bluetooth, "bluetooth")
+        let classes = self.classes
+        add(PeriodicTask("classes", every: .seconds(1), immediately: true, body: { await classes.tick() },
+                         finally: { await classes.saveIfChanged() }), "classes")
+        add(PeriodicTask("classes-state", every: .seconds(5), body: { await classes.saveIfChanged() }), "classes-state")
         if let wall {
             add(wall.service, "wall")
             add(wall.directory, "wall-directory")

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 import Cache
+import Classes
 import Config
 import Effort
 import Foundation
@@ -57,6 +58,22 @@ struct WallHookup {
             guard let devices = try? await cache.devices() else { return }
             board.updateDirectory(devices.map { WallDirectoryEntry(address: $0.address, name: $0.name, clientID: $0.member?.clientID) })
         })
+    }
+
+    /// The header follows the running class (or none).
+    func classChanged(_ current: ClassSession?) {
+        guard let c = current else {
+            board.classEnded(name: "", rows: [])
+            return
+        }
+        board.classStarted(name: c.name ?? "Class", startMillis: c.startMs,
+                           plannedSeconds: c.plannedEndMs.map { Int(($0 - c.startMs) / 1000) })
+    }
+
+    /// A class ended: its summary from the members' workouts.
+    func classEnded(_ session: ClassSession, _ workouts: [(device: String, workout: WorkoutOutput)]) {
+        board.classEnded(name: session.name ?? "Class",
+                         rows: workouts.map { WallSummaryRow(device: $0.device, points: $0.workout.points, secondsInZone: $0.workout.secondsInZone) })
     }
 
     static func member(_ m: GatewayConfiguration.Member) -> WallMember {

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 import Cache
 import Classes
+import Config
 import Effort
 import Foundation
 import Sync
@@ -18,6 +19,14 @@ struct WorkoutInput: Sendable {
     var records: [WearMetrics]
     var profile: MemberProfile?
     var defaultMaxHR: Int
+}
+
+/// One computed workout: its JSON for the backend and what the wall's summary shows.
+struct WorkoutOutput: Sendable {
+    var json: String
+    var durationSeconds: Int
+    var points: Double
+    var secondsInZone: [Int]
 }
 
 /// Where workouts wait for the backend.
@@ -41,22 +50,22 @@ struct WorkoutAssembler: Sendable {
     /// Maxima learned on the wall (by address or client id), higher than the profile's.
     let learnedMaxHR: @Sendable () async -> [String: Int]
     /// One member's records → the workout JSON and its duration; nil when no heart rate.
-    let make: @Sendable (WorkoutInput) -> (json: String, durationSeconds: Int)?
+    let make: @Sendable (WorkoutInput) -> WorkoutOutput?
 
     /// The stable id of a member's workout in a class.
     func workoutID(session: ClassSession, device: String) -> String {
         NameBasedUUID.v5(namespace: Self.idNamespace, name: "\(gatewayID)/\(session.key)/\(device)")!
     }
 
-    /// Computes and stores the workouts of `session`; returns how many were stored.
-    func store(_ session: ClassSession, minDurationMs: Int64, type: ClassType) async throws -> Int {
-        guard let end = session.endMs else { return 0 }
+    /// Computes and stores the workouts of `session`; returns them by device.
+    func store(_ session: ClassSession, minDurationMs: Int64, type: ClassType) async throws -> [(device: String, workout: WorkoutOutput)] {
+        guard let end = session.endMs else { return [] }
         let devices: [String]
         if let one = session.device { devices = [one] } else { devices = try await cache.devices(heardFrom: session.startMs, to: end) }
-        guard !devices.isEmpty else { return 0 }
+        guard !devices.isEmpty else { return [] }
         let registry = Dictionary(try await cache.devices().map { ($0.address, $0) }, uniquingKeysWith: { a, _ in a })
         let learned = await learnedMaxHR()
-        var stored = 0
+        var stored: [(device: String, workout: WorkoutOutput)] = []
         for device in devices {
             let records = try await cache.records(device: device, from: session.startMs, to: end).map(\.record)
             let entry = registry[device]
@@ -71,8 +80,32 @@ struct WorkoutAssembler: Sendable {
                                      profile: profile, defaultMaxHR: defaultMaxHR)
             guard let workout = make(input), Int64(workout.durationSeconds) * 1000 >= minDurationMs else { continue }
             try await outbox.putWorkout(id: input.id, json: workout.json)
-            stored += 1
+            stored.append((device, workout))
         }
         return stored
+    }
+}
+
+extension RecordCache: WorkoutOutbox {
+    func putWorkout(id: String, json: String) async throws {
+        try await putDocument(kind: .workout, id: id, json: json)
+    }
+}
+
+extension WorkoutAssembler {
+    /// The assembler of `blegate run`: profiles from `[members]`, maxima the wall learned.
+    init(configuration c: GatewayConfiguration, cache: RecordCache) {
+        self.init(gatewayID: c.gateway.id, cache: cache, outbox: cache,
+                  members: c.members.mapValues { WallHookup.member($0).profile }, defaultMaxHR: c.effort.defaultMaxHR,
+                  learnedMaxHR: {
+                      guard let data = try? await cache.loadMeta(key: WallHookup.learnedKey) else { return [:] }
+                      return WallHookup.decode(String(decoding: data, as: UTF8.self))
+                  },
+                  make: WorkoutAssembler.compute)
+    }
+
+    /// One member's workout, by the Workouts module.
+    static func compute(_ input: WorkoutInput) -> WorkoutOutput? {
+        nil
     }
 }

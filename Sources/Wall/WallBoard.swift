@@ -37,10 +37,23 @@ public final class WallBoard: Sendable {
         var changed = true
         var lastFrameAt = -Double.infinity
         var sequence = 0
+        var running: RunningClass?
+        /// The last class's summary, until `until` (monotonic seconds).
+        var summary: (name: String, rows: [WallSummaryRow], until: Double)?
     }
+
+    struct RunningClass {
+        var name: String
+        var startMillis: Int64
+        var plannedSeconds: Int?
+    }
+
+    /// How long the summary of a class that ended stays on the screen.
+    public static let summarySeconds = 60.0
 
     let settings: WallSettings
     let clock: @Sendable () -> Double
+    let wallMillis: @Sendable () -> Int64
     let onLearned: @Sendable ([String: Int]) -> Void
     private let state = Mutex(State())
 
@@ -48,9 +61,11 @@ public final class WallBoard: Sendable {
     /// rises (to be remembered for the next start).
     public init(settings: WallSettings, learned: [String: Int] = [:],
                 clock: @escaping @Sendable () -> Double = WallBoard.monotonicSeconds,
+                wallMillis: @escaping @Sendable () -> Int64 = { UTCTimestamp.now.millisecondsSince1970 },
                 onLearned: @escaping @Sendable ([String: Int]) -> Void = { _ in }) {
         self.settings = settings
         self.clock = clock
+        self.wallMillis = wallMillis
         self.onLearned = onLearned
         state.withLock { $0.learned = learned }
     }
@@ -73,6 +88,28 @@ public final class WallBoard: Sendable {
     /// Maxima learned in earlier runs; a higher value already learned in this run stays.
     public func setLearned(_ learned: [String: Int]) {
         state.withLock { s in s.learned.merge(learned) { max($0, $1) } }
+    }
+
+    /// A class began: its name and timer go in the header, and every tile's kcal and
+    /// points count from now (they are the class's).
+    public func classStarted(name: String, startMillis: Int64, plannedSeconds: Int?) {
+        state.withLock { s in
+            s.running = RunningClass(name: name, startMillis: startMillis, plannedSeconds: plannedSeconds)
+            s.summary = nil
+            for id in s.tiles.keys { s.tiles[id]!.tally = EffortTally() }
+            s.changed = true
+        }
+    }
+
+    /// A class ended: the header clears, and its summary (from the members' workouts)
+    /// fills the screen for `summarySeconds`.
+    public func classEnded(name: String, rows: [WallSummaryRow]) {
+        let now = clock()
+        state.withLock { s in
+            s.running = nil
+            s.summary = rows.isEmpty ? nil : (name, rows.sorted { $0.points > $1.points }, now + Self.summarySeconds)
+            s.changed = true
+        }
     }
 
     /// The key learned maxima are kept under, and the configured member, if any.
@@ -152,6 +189,10 @@ public final class WallBoard: Sendable {
                     s.changed = true
                 }
             }
+            if let summary = s.summary, now >= summary.until {
+                s.summary = nil
+                s.changed = true
+            }
             guard s.changed || now - s.lastFrameAt >= keepAlive else { return nil }
             s.changed = false
             s.lastFrameAt = now
@@ -160,10 +201,39 @@ public final class WallBoard: Sendable {
         }
     }
 
+    /// The name a member's summary row shows: as on their tile.
+    func summaryName(_ id: String, _ s: State) -> String {
+        let (_, member) = self.member(id, s)
+        return member?.name ?? s.directory[id]?.name ?? "Strap " + ShortID.of(id)
+    }
+
     func render(_ s: State) -> String {
         var out = "{\"seq\":\(s.sequence),\"gym\":"
         out.reserveCapacity(64 + s.tiles.count * 220)
         JSONText.appendString(settings.gymName, to: &out)
+        if let c = s.running {
+            out.append(",\"class\":{\"name\":")
+            JSONText.appendString(c.name, to: &out)
+            out.append(",\"elapsed\":\(max(0, (wallMillis() - c.startMillis) / 1000))")
+            if let p = c.plannedSeconds { out.append(",\"length\":\(p)") }
+            out.append("}")
+        }
+        if let summary = s.summary {
+            out.append(",\"summary\":{\"name\":")
+            JSONText.appendString(summary.name, to: &out)
+            out.append(",\"rows\":[")
+            for (i, row) in summary.rows.enumerated() {
+                if i > 0 { out.append(",") }
+                out.append("{\"id\":")
+                JSONText.appendString(row.device, to: &out)
+                out.append(",\"name\":")
+                JSONText.appendString(summaryName(row.device, s), to: &out)
+                out.append(",\"pts\":\(Int(row.points.rounded())),\"min\":[")
+                out.append(row.secondsInZone.map { String(Int((Double($0) / 60).rounded())) }.joined(separator: ","))
+                out.append("]}")
+            }
+            out.append("]}")
+        }
         out.append(",\"tiles\":[")
         var first = true
         for (id, t) in s.tiles.sorted(by: { $0.value.slot < $1.value.slot }) {

@@ -47,6 +47,14 @@ main{flex:1 1 auto;display:grid;gap:.6vmin;padding:.6vmin;min-height:0}
 .tile.new{outline:calc(var(--u)*.08) dashed #fff;outline-offset:calc(var(--u)*-.12)}
 .tile[data-state="stale"]{--zc:#3a3f47;color:#9aa3ad}
 .tile[data-state="gone"]{--zc:#22262c;color:#6b7280}
+#summary{display:none;flex:1 1 auto;padding:2vh 3vw;overflow:hidden;font-size:min(3.2vh,2.4vw)}
+body.summary #summary{display:block}
+body.summary main{display:none}
+#summary h1{font-size:1.6em;margin-bottom:1.5vh}
+#summary table{width:100%;border-collapse:collapse;font-variant-numeric:tabular-nums}
+#summary th,#summary td{padding:.25em .5em;text-align:right;border-bottom:1px solid #30363d}
+#summary th:first-child,#summary td:first-child{text-align:left}
+#summary td.z1{color:#9fb0c3}#summary td.z2{color:#5aa2ff}#summary td.z3{color:#4cc46a}#summary td.z4{color:#f5a524}#summary td.z5{color:#ff5c5c}
 #empty{grid-column:1/-1;grid-row:1/-1;align-self:center;justify-self:center;font-size:4vh;opacity:.6}
 </style>
 </head>
@@ -58,6 +66,9 @@ main{flex:1 1 auto;display:grid;gap:.6vmin;padding:.6vmin;min-height:0}
   <div id="clock"></div>
 </header>
 <main id="grid"><div id="empty">Waiting for heart-rate straps…</div></main>
+<section id="summary"><h1 id="summary-title"></h1>
+<table><thead><tr><th>Member</th><th>Points</th><th>Z1 min</th><th>Z2 min</th><th>Z3 min</th><th>Z4 min</th><th>Z5 min</th></tr></thead>
+<tbody id="summary-rows"></tbody></table></section>
 </div>
 <div id="offline">Lost the gateway: reconnecting…</div>
 <script>
@@ -68,6 +79,44 @@ const latency = [];
 window.wallLatency = latency;
 window.wallFrames = 0;
 let cols = 1, shownSlots = -1, lastMessage = Date.now(), source = null;
+let timer = null, summaryKey = "";
+
+function clockText(seconds) {
+  const s = Math.max(0, Math.floor(seconds)), h = Math.floor(s / 3600), m = Math.floor(s % 3600 / 60);
+  const ss = String(s % 60).padStart(2, "0");
+  return h ? h + ":" + String(m).padStart(2, "0") + ":" + ss : m + ":" + ss;
+}
+
+function showTimer() {
+  const node = document.getElementById("class-timer");
+  if (!timer) { set(node, ""); return; }
+  const elapsed = timer.elapsed + (Date.now() - timer.at) / 1000;
+  set(node, clockText(elapsed) + (timer.length ? " / " + clockText(timer.length) : ""));
+}
+
+function showSummary(summary) {
+  document.body.classList.toggle("summary", !!summary);
+  if (!summary) { summaryKey = ""; return; }
+  const key = JSON.stringify(summary);
+  if (key === summaryKey) return;
+  summaryKey = key;
+  set(document.getElementById("summary-title"), summary.name + ": well done");
+  const body = document.getElementById("summary-rows");
+  body.textContent = "";
+  for (const r of summary.rows) {
+    const tr = el("tr", "", body);
+    tr.dataset.deviceId = r.id;
+    el("td", "", tr).textContent = r.name;
+    const pts = el("td", "", tr);
+    pts.textContent = String(r.pts);
+    pts.dataset.field = "points";
+    for (let z = 1; z <= 5; z++) {
+      const td = el("td", "z" + z, tr);
+      td.textContent = String(r.min[z]);
+      td.dataset.field = "z" + z;
+    }
+  }
+}
 
 function el(tag, cls, parent) {
   const e = document.createElement(tag);
@@ -123,6 +172,10 @@ function layout(n) {
 function apply(frame) {
   window.wallFrames++;
   set(document.getElementById("gym"), frame.gym);
+  set(document.getElementById("class-name"), frame.class ? frame.class.name : "");
+  timer = frame.class ? {elapsed: frame.class.elapsed, length: frame.class.length, at: Date.now()} : null;
+  showTimer();
+  showSummary(frame.summary);
   const seen = new Set();
   let slots = 0;
   for (const f of frame.tiles) slots = Math.max(slots, f.slot + 1);
@@ -174,6 +227,7 @@ function connect() {
 function tick() {
   const d = new Date();
   set(document.getElementById("clock"), d.toLocaleTimeString([], {hour: "2-digit", minute: "2-digit"}));
+  showTimer();
   // The gateway sends a frame at least every 2 s; silence means it is gone even when
   // the socket has not noticed (a TV's Wi-Fi dropping, a gateway killed).
   if (Date.now() - lastMessage > 6000) { online(false); lastMessage = Date.now(); connect(); }

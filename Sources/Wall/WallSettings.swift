@@ -46,3 +46,17 @@ public struct WallDirectoryEntry: Sendable, Equatable {
         self.clientID = clientID
     }
 }
+
+/// One member's line in the summary shown when a class ends, from their workout.
+public struct WallSummaryRow: Sendable, Equatable {
+    public var device: String
+    public var points: Double
+    /// Below zone 1, then zones 1 to 5.
+    public var secondsInZone: [Int]
+
+    public init(device: String, points: Double, secondsInZone: [Int]) {
+        self.device = device.uppercased()
+        self.points = points
+        self.secondsInZone = secondsInZone
+    }
+}
