@@ -134,7 +134,7 @@ let package = Package(
         .target(
             name: "GatewayService",
             dependencies: [
-                "Gateway", "Cache", "Config", "Sync", "DBus", "HCI", "LinkPolicy", "HRV", "WearMetrics", "ProcessTuning", "Wall", "Effort", "Outbox",
+                "Gateway", "Cache", "Config", "Sync", "DBus", "HCI", "LinkPolicy", "HRV", "WearMetrics", "ProcessTuning", "Wall", "Effort", "Classes", "Outbox",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
@@ -166,7 +166,7 @@ let package = Package(
             name: "blegate",
             dependencies: [
                 "LinkCommands", "DBus", "GATT", "HRV", "JSON", "WearMetrics", "Simulator", "BlueZ", "Gateway", "LinkPolicy",
-                "Doctor", "Config", "Cache", "GatewayService", "Sync", "ProcessTuning",
+                "Doctor", "Config", "Cache", "GatewayService", "Sync", "ProcessTuning", "Classes",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]

@@ -13,13 +13,6 @@ public struct ClassReport: Sendable, Equatable, Codable {
     /// When a scheduled class ends by itself.
     public var plannedEndTime: String?
 
-    enum CodingKeys: String, CodingKey {
-        case name, type, origin
-        case startTime = "start_time"
-        case endTime = "end_time"
-        case plannedEndTime = "planned_end_time"
-    }
-
     init(_ s: ClassSession) {
         name = s.name
         type = s.type.rawValue

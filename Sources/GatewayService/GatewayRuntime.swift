@@ -258,6 +258,7 @@ public final class GatewayRuntime: Sendable {
         report.devices = bluetooth.links.map { StatusReport.device($0, registry: registry[$0.address]) }
         report.adapterRecoveries = bluetooth.adapterRecoveries
         report.adapters = bluetooth.adapterLinks.map(StatusReport.adapter)
+        report.currentClass = classes.current.map(ClassReport.init)
         let syncStatus = await sync?.status
         report.sync = syncStatus.map(StatusReport.sync)
         report.errors = ErrorLog.merged(errors.all, sync: syncStatus?.lastErrors ?? [])

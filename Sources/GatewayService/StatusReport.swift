@@ -24,6 +24,8 @@ public struct StatusReport: Sendable, Codable, Equatable {
     public var sync: SyncState?
     /// The last 10 errors, oldest first.
     public var errors: [ErrorEntry]
+    /// The class running now (live only).
+    public var currentClass: ClassReport?
 
     public struct DeviceStatus: Sendable, Codable, Equatable {
         public var address: String

@@ -67,7 +67,11 @@ enum StatusText {
             out += "blegate \(r.gatewayID): not running (from the cache database"
             out += r.savedAt.map { "; state saved \($0) by the run started \(r.startedAt ?? "?"))\n" } ?? "; it never ran)\n"
         }
-        out += "cache: \(r.cacheFile)\n\n"
+        out += "cache: \(r.cacheFile)\n"
+        if let c = r.currentClass {
+            out += "class: \"\(c.name ?? "unnamed")\" (\(c.type)) since \(c.startTime)" + (c.plannedEndTime.map { ", ends at \($0)" } ?? "") + "\n"
+        }
+        out += "\n"
 
         out += "DEVICES\n"
         if r.devices.isEmpty {

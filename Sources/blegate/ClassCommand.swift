@@ -1,0 +1,105 @@
+// SPDX-License-Identifier: MIT
+import ArgumentParser
+import Classes
+import Config
+import Foundation
+import GatewayService
+import LinkCommands
+
+/// `blegate class`, `blegate class start`, `blegate class stop`: staff run a class by hand
+/// through the running gateway (the timetable in `[[classes]]` needs no command).
+struct ClassCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "class",
+        abstract: "Show, start or stop the class the gateway is running.",
+        discussion: """
+            Talks to the running gateway on status.socket. With no subcommand, shows the \
+            running class. When a class ends (stopped here, or at the end of its slot in \
+            [[classes]]), every member heard in it gets a workout, sent to the backend. \
+            Exit status: 0 done, 1 the gateway is not running or did not answer, 2 refused \
+            (a class already runs, or none runs), 78 configuration error.
+            """,
+        subcommands: [Show.self, Start.self, Stop.self],
+        defaultSubcommand: Show.self)
+
+    struct Show: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(commandName: "show", abstract: "Show the running class.")
+        @OptionGroup var gateway: GatewayOptions
+        @Flag(help: "Print the answer as JSON.") var json = false
+
+        func run() async throws {
+            let config = try gateway.load()
+            let answer = try ClassCommand.ask(config, .classShow)
+            if json { print(answer); return }
+            guard let c = answer["class"] as? [String: Any] else {
+                print("no class is running")
+                return
+            }
+            print(ClassCommand.describe(c, running: true))
+        }
+    }
+
+    struct Start: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(commandName: "start", abstract: "Start a class now.")
+        @OptionGroup var gateway: GatewayOptions
+        @Option(help: "The class's name, as members and coaches will see it (\"Spin 07:00\").") var name: String
+        @Option(help: "The workout type: \(ClassType.allCases.map(\.rawValue).joined(separator: ", ")).") var type: String = "other"
+
+        func validate() throws {
+            guard ClassType(rawValue: type) != nil else {
+                throw ValidationError("--type must be one of \(ClassType.allCases.map(\.rawValue).joined(separator: ", ")), got \"\(type)\"")
+            }
+        }
+
+        func run() async throws {
+            let config = try gateway.load()
+            let answer = try ClassCommand.ask(config, .classStart(name: name, type: type))
+            guard let c = answer["class"] as? [String: Any] else { return }
+            print("started " + ClassCommand.describe(c, running: true))
+        }
+    }
+
+    struct Stop: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(commandName: "stop", abstract: "End the running class; its workouts go out.")
+        @OptionGroup var gateway: GatewayOptions
+
+        func run() async throws {
+            let config = try gateway.load()
+            let answer = try ClassCommand.ask(config, .classStop)
+            guard let c = answer["class"] as? [String: Any] else { return }
+            print("stopped " + ClassCommand.describe(c, running: false))
+        }
+    }
+
+    /// The gateway's answer; refusals and a gateway that is not running exit non-zero.
+    static func ask(_ config: GatewayConfiguration, _ request: StatusRequest) throws -> [String: Any] {
+        let line: String
+        do {
+            line = try StatusClient.ask(config.status.socket, request, timeout: .seconds(30))
+        } catch {
+            printError(error.nobodyListening
+                ? "blegate class: the gateway is not running (nothing answers on \(config.status.socket)); start it with `blegate run` or `systemctl start blegate`"
+                : "blegate class: \(error)")
+            throw ExitCode(1)
+        }
+        guard let answer = JSONValueLite.object(line) else {
+            printError("blegate class: the gateway answered something else than JSON: \(line)")
+            throw ExitCode(1)
+        }
+        if let error = answer["error"] as? String {
+            printError("blegate class: \(error)")
+            throw ExitCode(answer["code"] == nil ? 1 : 2)
+        }
+        return answer
+    }
+
+    static func describe(_ c: [String: Any], running: Bool) -> String {
+        let name = c["name"] as? String ?? "unnamed class"
+        let type = c["type"] as? String ?? "other"
+        let start = c["start_time"] as? String ?? "?"
+        var text = "\"\(name)\" (\(type), \(c["origin"] as? String ?? "manual")) since \(start)"
+        if let end = c["end_time"] as? String { text += " until \(end)" }
+        else if running, let planned = c["planned_end_time"] as? String { text += ", ends at \(planned)" }
+        return text
+    }
+}
