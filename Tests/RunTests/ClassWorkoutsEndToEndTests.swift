@@ -1,0 +1,208 @@
+// SPDX-License-Identifier: MIT
+import BlegateTestSupport
+import Foundation
+import Simulator
+import Testing
+import TestBackend
+import WearMetrics
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Classes and workouts through the real binary: simulated straps → `blegate run` → the
+/// loopback backend. Ground truth for each workout is the strap's records the backend
+/// holds for the same stretch of time.
+@Suite("Classes and workouts end to end", .serialized)
+struct ClassWorkoutsEndToEndTests {
+    @Test("a class by hand with 5 straps, a SIGKILL mid-class and the backend down at the end: one workout per strap, matching its records",
+          .timeLimit(.minutes(8)))
+    func handClass() async throws {
+        let backend = try TestBackend(.init(token: RunFixture.token, pairingCodes: ["SPIN01"]))
+        try await backend.start()
+        defer { Task { await backend.stop() } }
+        try await withSimulator({ c in
+            c.straps = 5
+            c.seed = 18
+            c.rate = 1
+        }) { bus, sim in
+            let f = try RunFixture()
+            try f.writeConfig(backendURL: backend.baseURL, extra: "\n[bluetooth]\nmax_links = 10\n[workouts]\nmin_duration = \"5s\"\n",
+                              backendExtra: "interval = \"1s\"")
+            var run = try await f.run(bus: bus.address)
+            #expect(await run.waitForStdout("ready:", timeout: 60), "\(run.stdout)\n\(run.stderr)")
+            #expect(await run.waitForStdout("] connected ", count: 5, timeout: 90), "\(run.stdout)")
+
+            let none = await f.cli("class")
+            #expect(none.status == 0 && none.out.contains("no class is running"), "\(none.out)")
+            #expect(await f.cli("class stop").status == 2, "stop with no class is refused")
+            let started = await f.cli("class start --name \"Spin 07:00\" --type cycle")
+            #expect(started.status == 0, "\(started.out)")
+            let again = await f.cli("class start --name Other")
+            #expect(again.status == 2 && again.out.contains("already running"), "\(again.out)")
+            #expect(await f.cli("class start --name X --type yoga").status != 0)
+
+            let before = backend.store.records.count
+            #expect(await backend.waitForRecords(before + 5 * 12, timeout: .seconds(60)))
+            // Strap 0's member pairs during the class: the workout carries their client id.
+            let pairing = await f.cli("pair --device \(sim.devices[0].address) --code SPIN01")
+            #expect(pairing.status == 0, "\(pairing.out)")
+
+            run.signal(SIGKILL)
+            #expect(await run.wait(timeout: 30) != nil)
+            run = try await f.run(bus: bus.address)
+            #expect(await run.waitForStdout("ready:", timeout: 60), "\(run.stdout)\n\(run.stderr)")
+            let resumed = await f.cli("class --json")
+            #expect(resumed.out.contains("Spin 07:00"), "the class survives the kill: \(resumed.out)")
+            #expect(await run.waitForStdout("] connected ", count: 5, timeout: 120), "\(run.stdout)")
+            let afterRestart = backend.store.records.count
+            #expect(await backend.waitForRecords(afterRestart + 5 * 12, timeout: .seconds(60)))
+
+            await backend.beginOutage()
+            let stopped = await f.cli("class stop")
+            #expect(stopped.status == 0, "\(stopped.out)")
+            #expect(await f.cli("class stop").status == 2)
+            // Workouts wait in the cache while the backend is down.
+            #expect(await eventually(timeout: 30) { (try? await f.status())?.outbox.pendingWorkouts == 5 })
+            #expect(backend.store.workouts.isEmpty)
+            try await backend.endOutage()
+            #expect(await backend.wait(timeout: .seconds(60)) { $0.workouts.count == 5 })
+            #expect(await eventually(timeout: 60) { ((try? await f.status())?.outbox.pending ?? 1) == 0 })
+            try await Task.sleep(for: .seconds(3))
+
+            let workouts = backend.store.workouts
+            #expect(workouts.count == 5, "exactly one workout per strap")
+            #expect(Set(workouts.compactMap { $0.json["device_id"]?.string }) == Set(sim.devices.map(\.address)))
+            let clientID = backend.store.pairings.first?.clientID
+            for w in workouts {
+                let j = w.json
+                let device = try #require(j["device_id"]?.string)
+                #expect(j["class_name"]?.string == "Spin 07:00" && j["workout_type"]?.string == "cycle" && j["source"]?.string == "blegate")
+                #expect(j["gateway_id"]?.string == "test-gym")
+                if device == sim.devices[0].address { #expect(j["client_id"]?.string == clientID) }
+                let start = try #require(j["start_time"]?.string.flatMap(UTCTimestamp.init(iso8601:)))
+                let end = try #require(j["end_time"]?.string.flatMap(UTCTimestamp.init(iso8601:)))
+                let duration = try #require(j["duration_seconds"]?.number)
+                let beats = backend.store.records.filter { r in
+                    guard r.deviceID == device, let t = UTCTimestamp(iso8601: r.timestamp) else { return false }
+                    return t.millisecondsSince1970 >= start.millisecondsSince1970 && t.millisecondsSince1970 <= end.millisecondsSince1970
+                }.compactMap { $0.json["metrics"]?["hr"]?.number }.filter { $0 > 0 }
+                #expect(beats.count > 20)
+                let mean = beats.reduce(0, +) / Double(beats.count)
+                #expect(abs((j["avg_heart_rate"]?.number ?? 0) - mean) <= 0.5, "\(device): \(String(describing: j["avg_heart_rate"])) vs \(mean)")
+                #expect(j["max_heart_rate"]?.number == beats.max()?.rounded())
+                let span = Double(end.millisecondsSince1970 - start.millisecondsSince1970) / 1000
+                #expect(abs(duration - span) <= 2, "\(device): duration \(duration) vs \(span)")
+                let zones = j["seconds_in_zone"]?.array?.compactMap(\.number) ?? []
+                #expect(zones.count == 6 && zones.reduce(0, +) == duration, "\(device): \(zones) vs \(duration)")
+                let coverage = j["coverage"]?.number ?? 0
+                #expect(coverage > 0.5 && coverage <= 1)
+            }
+            run.signal(SIGTERM)
+            _ = await run.wait(timeout: 30)
+        }
+    }
+
+    @Test("a class from the timetable survives a restart and yields its workouts when its slot ends", .timeLimit(.minutes(6)))
+    func scheduledClass() async throws {
+        let backend = try TestBackend(.init(token: RunFixture.token))
+        try await backend.start()
+        defer { Task { await backend.stop() } }
+        try await withSimulator({ c in
+            c.straps = 3
+            c.seed = 7
+            c.rate = 1
+        }) { bus, sim in
+            // A slot that began this minute, on the local clock, and ends 45 to 105 s from now.
+            let now = Date()
+            var calendar = Calendar(identifier: .gregorian)
+            calendar.timeZone = .current
+            let parts = calendar.dateComponents([.hour, .minute, .second, .weekday], from: now)
+            let day = ["sun", "mon", "tue", "wed", "thu", "fri", "sat"][parts.weekday! - 1]
+            let minutes = parts.second! <= 15 ? 1 : 2
+            let f = try RunFixture()
+            try f.writeConfig(backendURL: backend.baseURL, extra: """
+
+                [bluetooth]
+                max_links = 10
+                [workouts]
+                min_duration = "5s"
+                [[classes]]
+                name = "Noon HIIT"
+                type = "hiit"
+                days = ["\(day)"]
+                start = "\(String(format: "%02d:%02d", parts.hour!, parts.minute!))"
+                duration = "\(minutes)m"
+
+                """, backendExtra: "interval = \"1s\"")
+            var run = try await f.run(bus: bus.address)
+            #expect(await run.waitForStdout("ready:", timeout: 60), "\(run.stdout)\n\(run.stderr)")
+            #expect(await eventually(timeout: 30) { await f.cli("class --json").out.contains("Noon HIIT") })
+            let first = await f.cli("class --json").out
+            #expect(first.contains("\"scheduled\""), "\(first)")
+            #expect(await run.waitForStdout("] connected ", count: 3, timeout: 90), "\(run.stdout)")
+            #expect(await backend.waitForRecords(15, timeout: .seconds(60)))
+
+            run.signal(SIGKILL)
+            #expect(await run.wait(timeout: 30) != nil)
+            run = try await f.run(bus: bus.address)
+            #expect(await run.waitForStdout("ready:", timeout: 60), "\(run.stdout)\n\(run.stderr)")
+            let second = await f.cli("class --json").out
+            #expect(Self.startTime(first) != nil && Self.startTime(first) == Self.startTime(second), "same class after the restart: \(first) / \(second)")
+
+            #expect(await backend.wait(timeout: .seconds(Int64(minutes * 60 + 90))) { $0.workouts.count == 3 })
+            for w in backend.store.workouts {
+                #expect(w.json["class_name"]?.string == "Noon HIIT" && w.json["workout_type"]?.string == "hiit")
+                #expect(Set(sim.devices.map(\.address)).contains(w.json["device_id"]?.string ?? ""))
+            }
+            #expect(await eventually(timeout: 10) { await f.cli("class").out.contains("no class is running") })
+            run.signal(SIGTERM)
+            _ = await run.wait(timeout: 30)
+        }
+    }
+
+    @Test("open gym: a member's workout closes after the idle time", .timeLimit(.minutes(5)))
+    func openGym() async throws {
+        let backend = try TestBackend(.init(token: RunFixture.token))
+        try await backend.start()
+        defer { Task { await backend.stop() } }
+        try await withSimulator({ c in
+            c.straps = 2
+            c.seed = 3
+            c.rate = 1
+        }) { bus, sim in
+            let f = try RunFixture()
+            try f.writeConfig(backendURL: backend.baseURL, extra: """
+
+                [workouts]
+                idle_close = "10s"
+                min_duration = "5s"
+                open_gym_type = "strength"
+
+                """, backendExtra: "interval = \"1s\"")
+            let run = try await f.run(bus: bus.address)
+            #expect(await run.waitForStdout("ready:", timeout: 60), "\(run.stdout)\n\(run.stderr)")
+            #expect(await run.waitForStdout("] connected ", count: 2, timeout: 90), "\(run.stdout)")
+            #expect(await backend.waitForRecords(30, timeout: .seconds(60)))
+            // The members leave: no strap is heard any more.
+            _ = await sim.stopAdvertising("*")
+            _ = await sim.linkLoss("*")
+            let left = ContinuousClock.now
+            #expect(await backend.wait(timeout: .seconds(90)) { $0.workouts.count == 2 })
+            #expect(ContinuousClock.now - left >= .seconds(9), "not closed before the idle time")
+            for w in backend.store.workouts {
+                #expect(w.json["class_name"] == .null || w.json["class_name"] == nil)
+                #expect(w.json["workout_type"]?.string == "strength")
+                #expect((w.json["duration_seconds"]?.number ?? 0) >= 10)
+            }
+            run.signal(SIGTERM)
+            _ = await run.wait(timeout: 30)
+        }
+    }
+
+    /// `start_time` of the class in a `blegate class --json` answer.
+    static func startTime(_ answer: String) -> String? {
+        guard let data = answer.data(using: .utf8), let o = try? JSONSerialization.jsonObject(with: data) as? [String: Any],
+              let c = o["class"] as? [String: Any] else { return nil }
+        return c["start_time"] as? String
+    }
+}
