@@ -37,14 +37,20 @@ if [ "${BLEGATE_SETUP_TESTS:-0}" = 1 ]; then
         echo "setup: installing garmin-fit-sdk into $venv"
         mkdir -p .build
         /usr/bin/python3 -m venv "$venv"
-        "$venv/bin/pip" install -q --disable-pip-version-check 'garmin-fit-sdk>=21.158'
+        "$venv/bin/pip" install -q --disable-pip-version-check 'garmin-fit-sdk==21.218.0'
     fi
     xsd=.build/test-schemas/TrainingCenterDatabasev2.xsd
     if [ ! -s "$xsd" ]; then
         echo "setup: taking $xsd out of Debian's pytrainer package"
         mkdir -p "$(dirname "$xsd")"
         tmp="$(mktemp -d)" && chmod 755 "$tmp"   # readable by apt's _apt user
-        (cd "$tmp" && apt-get download -qq pytrainer >/dev/null)
+        # Package lists may be missing (no package was installed above): update once then.
+        (cd "$tmp" && apt-get download -qq pytrainer >/dev/null 2>&1) || {
+            sudo_cmd=""
+            [ "$(id -u)" -eq 0 ] || sudo_cmd="sudo"
+            $sudo_cmd apt-get update -qq
+            (cd "$tmp" && apt-get download -qq pytrainer >/dev/null)
+        }
         dpkg-deb --fsys-tarfile "$tmp"/pytrainer_*.deb \
             | tar -xO ./usr/share/pytrainer/schemas/GarminTrainingCenterDatabase_v2.xsd >"$xsd.tmp"
         rm -rf "$tmp"
