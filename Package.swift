@@ -118,6 +118,8 @@ let package = Package(
         .target(name: "Classes"),
         // Max HR, zones, kcal and effort points: pure maths for the wall and workouts.
         .target(name: "Effort"),
+        // A member's workout in a class from their strap's records, its JSON, FIT and TCX: pure maths.
+        .target(name: "Workouts", dependencies: ["Effort", "WearMetrics", "JSON", "HRV"]),
         // The wall: a live page of every member's heart rate, served by `blegate run`.
         .target(
             name: "Wall",
@@ -209,6 +211,8 @@ let package = Package(
         .testTarget(name: "ConfigTests", dependencies: ["Config", "Classes"]),
         .testTarget(name: "EffortTests", dependencies: ["Effort"]),
         .testTarget(name: "ClassesTests", dependencies: ["Classes"]),
+        // Workouts against hand-computed fixtures; the exports checked by Garmin's FIT SDK and xmllint.
+        .testTarget(name: "WorkoutsTests", dependencies: ["Workouts", "Effort", "WearMetrics", "JSON"]),
         // The wall in headless Chromium against the simulator, and its board without a browser.
         .testTarget(
             name: "WallTests",

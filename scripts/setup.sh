@@ -9,9 +9,10 @@ cd "$(dirname "$0")/.."
 packages=(libdbus-1-dev libbluetooth-dev libsqlite3-dev zlib1g-dev dbus pkg-config systemd g++)
 # With BLEGATE_SETUP_TESTS=1 (scripts/test.sh): chromium, chromium-driver, python3-selenium
 # and fonts-dejavu-core for the wall's browser tests and benchmark (headless Chromium
-# driven by Tests/WallTests/wall_browser.py). A gateway never needs them.
+# driven by Tests/WallTests/wall_browser.py); python3-venv and libxml2-utils (xmllint)
+# for the workout export checks (below). A gateway never needs them.
 if [ "${BLEGATE_SETUP_TESTS:-0}" = 1 ]; then
-    packages+=(chromium chromium-driver python3-selenium fonts-dejavu-core)
+    packages+=(chromium chromium-driver python3-selenium fonts-dejavu-core python3-venv libxml2-utils)
 fi
 missing=()
 for p in "${packages[@]}"; do
@@ -23,6 +24,38 @@ if [ ${#missing[@]} -gt 0 ]; then
     echo "setup: installing ${missing[*]}"
     $sudo_cmd apt-get update -qq
     DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq "${missing[@]}" >/dev/null
+fi
+
+# The workout export checks (Tests/WorkoutsTests, scripts/check_fit.py): Garmin's FIT SDK
+# for Python (PyPI garmin-fit-sdk) in a venv under .build, since Debian's python3 refuses
+# `pip install` into the system (PEP 668); and Garmin's TCX v2 schema, which Debian ships
+# only inside pytrainer: its package is downloaded and the one file taken out of it, so the
+# GTK application and its dependencies are not installed.
+if [ "${BLEGATE_SETUP_TESTS:-0}" = 1 ]; then
+    venv=.build/test-python
+    if ! "$venv/bin/python" -c 'import garmin_fit_sdk' 2>/dev/null; then
+        echo "setup: installing garmin-fit-sdk into $venv"
+        mkdir -p .build
+        /usr/bin/python3 -m venv "$venv"
+        "$venv/bin/pip" install -q --disable-pip-version-check 'garmin-fit-sdk==21.218.0'
+    fi
+    xsd=.build/test-schemas/TrainingCenterDatabasev2.xsd
+    if [ ! -s "$xsd" ]; then
+        echo "setup: taking $xsd out of Debian's pytrainer package"
+        mkdir -p "$(dirname "$xsd")"
+        tmp="$(mktemp -d)" && chmod 755 "$tmp"   # readable by apt's _apt user
+        # Package lists may be missing (no package was installed above): update once then.
+        (cd "$tmp" && apt-get download -qq pytrainer >/dev/null 2>&1) || {
+            sudo_cmd=""
+            [ "$(id -u)" -eq 0 ] || sudo_cmd="sudo"
+            $sudo_cmd apt-get update -qq
+            (cd "$tmp" && apt-get download -qq pytrainer >/dev/null)
+        }
+        dpkg-deb --fsys-tarfile "$tmp"/pytrainer_*.deb \
+            | tar -xO ./usr/share/pytrainer/schemas/GarminTrainingCenterDatabase_v2.xsd >"$xsd.tmp"
+        rm -rf "$tmp"
+        mv "$xsd.tmp" "$xsd"
+    fi
 fi
 
 if ! command -v swift >/dev/null 2>&1; then

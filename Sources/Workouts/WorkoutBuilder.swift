@@ -1,0 +1,160 @@
+// SPDX-License-Identifier: MIT
+
+import Effort
+import HRV
+import WearMetrics
+
+/// Turns one strap's records in a class window into a `Workout` (docs/workouts.md,
+/// "How a workout is computed"). Pure: the caller reads the records and delivers the
+/// result. Linear in records plus seconds, apart from sorting records that arrived out
+/// of order (already-sorted input is only checked).
+public enum WorkoutBuilder {
+    /// A heart rate stands for the seconds after it up to this age; beyond, the strap
+    /// is taken as silent and the second counts below zone 1.
+    public static let carryMilliseconds: Int64 = 15_000
+
+    /// The workout, or nil when the strap gave no heart rate in the window.
+    public static func build(_ request: WorkoutRequest, records: [WearMetrics]) -> Workout? {
+        let lo = request.windowStart.millisecondsSince1970
+        let hi = request.windowEnd.millisecondsSince1970
+        var inWindow = records.filter { $0.timestamp.millisecondsSince1970 >= lo && $0.timestamp.millisecondsSince1970 < hi }
+        if !isSorted(inWindow) { inWindow.sort { $0.timestamp < $1.timestamp } }   // stable: equal stamps keep arrival order
+
+        var heard: [(t: Int64, hr: Double)] = []
+        heard.reserveCapacity(inWindow.count)
+        for r in inWindow { if let hr = heardHeartRate(r) { heard.append((r.timestamp.millisecondsSince1970, hr)) } }
+        guard let first = heard.first, let last = heard.last else { return nil }
+
+        let profile = request.profile ?? MemberProfile()
+        let maxHR = Double(profile.maxHR ?? profile.age.map { Int(MaxHeartRate.tanaka(age: $0).rounded()) } ?? request.defaultMaxHR)
+        let zoneResting = profile.restingHR.map(Double.init).flatMap { $0 < maxHR ? $0 : nil }
+        let knowsKcal = profile.weightKg != nil && profile.age != nil && profile.sex != nil
+
+        // Per second: the zone of the last heart rate heard in or before it, if at most
+        // `carryMilliseconds` older than the second's start; else index 0.
+        let duration = Int((last.t - first.t) / 1000)
+        var secondsInZone = [Int](repeating: 0, count: 6)
+        var covered = 0
+        var kcal = 0.0
+        var j = 0
+        var current: (hr: Double, t: Int64, zone: Int, kcalPerMinute: Double)?
+        for i in 0..<duration {
+            let secondStart = first.t + Int64(i) * 1000
+            let secondEnd = secondStart + 1000
+            var hasHR = false
+            while j < heard.count, heard[j].t < secondEnd {
+                let (t, hr) = heard[j]
+                if t >= secondStart { hasHR = true }
+                let zone = HeartRateZone.zone(hr: hr, max: maxHR, resting: zoneResting)
+                current = (hr, t, zone, knowsKcal ? EnergyExpenditure.kcalPerMinute(hr: hr, profile: profile) ?? 0 : 0)
+                j += 1
+            }
+            if hasHR { covered += 1 }
+            if let c = current, secondStart - c.t <= carryMilliseconds {
+                secondsInZone[c.zone] += 1
+                kcal += c.kcalPerMinute / 60
+            } else {
+                secondsInZone[0] += 1
+            }
+        }
+
+        var sum = 0.0, minHR = Double.infinity, maxSeen = -Double.infinity
+        for h in heard {
+            sum += h.hr
+            minHR = min(minHR, h.hr)
+            maxSeen = max(maxSeen, h.hr)
+        }
+        let average = sum / Double(heard.count)
+        var points = 0.0
+        for (zone, seconds) in secondsInZone.enumerated() { points += EffortPoints.perMinute(zone: zone) * Double(seconds) / 60 }
+        let trimp = BanisterTRIMP.value(
+            minutes: Double(duration) / 60, averageHR: average,
+            restingHR: Double(profile.restingHR ?? BanisterTRIMP.defaultRestingHR), maxHR: maxHR, sex: profile.sex)
+
+        return Workout(
+            id: request.id, clientID: request.clientID, gatewayID: request.gatewayID, deviceID: request.deviceID,
+            workoutType: request.workoutType, className: request.className,
+            startTime: UTCTimestamp(millisecondsSince1970: first.t), endTime: UTCTimestamp(millisecondsSince1970: last.t),
+            durationSeconds: duration,
+            caloriesActive: knowsKcal ? rounded(kcal, decimals: 1) : nil,
+            distanceMeters: distance(inWindow).map { rounded($0, decimals: 1) },
+            avgHeartRate: rounded(average, decimals: 1),
+            maxHeartRate: Int(maxSeen.rounded()), minHeartRate: Int(minHR.rounded()),
+            secondsInZone: secondsInZone,
+            effortPoints: rounded(points, decimals: 1),
+            trimp: rounded(trimp, decimals: 1),
+            hrvRMSSDMilliseconds: rmssd(inWindow).map { rounded($0, decimals: 1) },
+            coverage: duration > 0 ? rounded(Double(covered) / Double(duration), decimals: 3) : 1,
+            formulas: WorkoutFormulas(zones: zoneResting == nil ? WorkoutFormulas.zonesPercentOfMax : WorkoutFormulas.zonesKarvonen),
+            sourceDevice: request.sourceDevice,
+            samples: samples(inWindow)
+        )
+    }
+
+    /// The heart rate of a record that heard one: `hr` above 0 and skin contact not
+    /// reported lost (the normalizer already omits `hr` then; this also covers records
+    /// from elsewhere that kept it).
+    public static func heardHeartRate(_ r: WearMetrics) -> Double? {
+        guard let hr = r.metrics["hr"], hr > 0, r.meta["sensor_contact"] != "not_detected" else { return nil }
+        return hr
+    }
+
+    static func isSorted(_ records: [WearMetrics]) -> Bool {
+        var previous = Int64.min
+        for r in records {
+            if r.timestamp.millisecondsSince1970 < previous { return false }
+            previous = r.timestamp.millisecondsSince1970
+        }
+        return true
+    }
+
+    static func distance(_ records: [WearMetrics]) -> Double? {
+        var counter = DistanceCounter()
+        for r in records { if let d = r.metrics["distance_m"] { counter.add(d, from: r.deviceID) } }
+        return counter.total
+    }
+
+    /// RMSSD of every RR interval in the window, in record order, through the HRV
+    /// target's batch analysis (range filter and median20 artifact deletion). RR of a
+    /// record that reports no skin contact is skipped. nil without a valid difference.
+    static func rmssd(_ records: [WearMetrics]) -> Double? {
+        var rr: [Double] = []
+        for r in records where r.meta["sensor_contact"] != "not_detected" {
+            if let list = r.rrIntervals { rr.append(contentsOf: list) }
+        }
+        guard rr.count >= 2 else { return nil }
+        return HRVAnalysis.analyze(rrMilliseconds: rr).window.timeDomain?.rmssd
+    }
+
+    /// Each heard heart rate, with the distance covered so far when machines report one.
+    static func samples(_ records: [WearMetrics]) -> [WorkoutSample] {
+        var out: [WorkoutSample] = []
+        out.reserveCapacity(records.count)
+        var counter = DistanceCounter()
+        for r in records {
+            if let d = r.metrics["distance_m"] { counter.add(d, from: r.deviceID) }
+            if let hr = heardHeartRate(r) {
+                out.append(WorkoutSample(time: r.timestamp, heartRate: Int(hr.rounded()), distanceMeters: counter.total))
+            }
+        }
+        return out
+    }
+}
+
+/// Metres from machines' cumulative `distance_m`, per machine (device id) and summed: the
+/// sum of increases between a machine's successive readings. A decrease is a machine that
+/// restarted counting, so its new reading is distance covered since that restart. A
+/// machine's first reading (what it counted before the class) is not counted.
+struct DistanceCounter {
+    private(set) var total: Double?
+    private var previous: [String: Double] = [:]
+
+    mutating func add(_ reading: Double, from device: String) {
+        if let p = previous[device] {
+            total = (total ?? 0) + (reading >= p ? reading - p : reading)
+        } else if total == nil {
+            total = 0
+        }
+        previous[device] = reading
+    }
+}
