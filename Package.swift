@@ -136,7 +136,7 @@ let package = Package(
         .target(
             name: "GatewayService",
             dependencies: [
-                "Gateway", "Cache", "Config", "Sync", "DBus", "HCI", "LinkPolicy", "HRV", "WearMetrics", "ProcessTuning", "Wall", "Effort", "Classes", "Outbox",
+                "Gateway", "Cache", "Config", "Sync", "DBus", "HCI", "LinkPolicy", "HRV", "WearMetrics", "ProcessTuning", "Wall", "Effort", "Classes", "Outbox", "Workouts",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]

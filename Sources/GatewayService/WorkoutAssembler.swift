@@ -6,6 +6,7 @@ import Effort
 import Foundation
 import Sync
 import WearMetrics
+import Workouts
 
 /// Everything one member's workout is computed from.
 struct WorkoutInput: Sendable {
@@ -104,8 +105,19 @@ extension WorkoutAssembler {
                   make: WorkoutAssembler.compute)
     }
 
-    /// One member's workout, by the Workouts module.
+    /// One member's workout, by the Workouts module (the same zones, kcal and points as
+    /// the wall's).
     static func compute(_ input: WorkoutInput) -> WorkoutOutput? {
-        nil
+        guard let end = input.session.endMs else { return nil }
+        let request = WorkoutRequest(
+            id: input.id, clientID: input.clientID, gatewayID: input.gatewayID, deviceID: input.device,
+            workoutType: WorkoutType(rawValue: input.type.rawValue) ?? .other,
+            className: input.session.origin == .openGym ? nil : input.session.name, sourceDevice: input.deviceName ?? input.device,
+            // The window's end is inclusive here (an open-gym session ends on its last record).
+            windowStart: UTCTimestamp(millisecondsSince1970: input.session.startMs), windowEnd: UTCTimestamp(millisecondsSince1970: end + 1),
+            profile: input.profile, defaultMaxHR: input.defaultMaxHR)
+        guard let workout = WorkoutBuilder.build(request, records: input.records) else { return nil }
+        return WorkoutOutput(json: workout.json.serialized(), durationSeconds: workout.durationSeconds,
+                             points: workout.effortPoints, secondsInZone: workout.secondsInZone)
     }
 }

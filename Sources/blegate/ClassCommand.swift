@@ -29,8 +29,8 @@ struct ClassCommand: AsyncParsableCommand {
 
         func run() async throws {
             let config = try gateway.load()
-            let answer = try ClassCommand.ask(config, .classShow)
-            if json { print(answer); return }
+            let (answer, line) = try ClassCommand.exchange(config, .classShow)
+            if json { print(line); return }
             guard let c = answer["class"] as? [String: Any] else {
                 print("no class is running")
                 return
@@ -73,6 +73,11 @@ struct ClassCommand: AsyncParsableCommand {
 
     /// The gateway's answer; refusals and a gateway that is not running exit non-zero.
     static func ask(_ config: GatewayConfiguration, _ request: StatusRequest) throws -> [String: Any] {
+        try exchange(config, request).answer
+    }
+
+    /// The answer parsed, and as the gateway sent it.
+    static func exchange(_ config: GatewayConfiguration, _ request: StatusRequest) throws -> (answer: [String: Any], line: String) {
         let line: String
         do {
             line = try StatusClient.ask(config.status.socket, request, timeout: .seconds(30))
@@ -90,7 +95,7 @@ struct ClassCommand: AsyncParsableCommand {
             printError("blegate class: \(error)")
             throw ExitCode(answer["code"] == nil ? 1 : 2)
         }
-        return answer
+        return (answer, line)
     }
 
     static func describe(_ c: [String: Any], running: Bool) -> String {
