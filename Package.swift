@@ -119,7 +119,7 @@ let package = Package(
         // Max HR, zones, kcal and effort points: pure maths for the wall and workouts.
         .target(name: "Effort"),
         // A member's workout in a class from their strap's records, its JSON, FIT and TCX: pure maths.
-        .target(name: "Workouts", dependencies: ["Effort", "WearMetrics", "JSON", "HRV"]),
+        .target(name: "Workouts", dependencies: ["Classes", "Effort", "WearMetrics", "JSON", "HRV"]),
         // The wall: a live page of every member's heart rate, served by `blegate run`.
         .target(
             name: "Wall",
@@ -168,7 +168,7 @@ let package = Package(
             name: "blegate",
             dependencies: [
                 "LinkCommands", "DBus", "GATT", "HRV", "JSON", "WearMetrics", "Simulator", "BlueZ", "Gateway", "LinkPolicy",
-                "Doctor", "Config", "Cache", "GatewayService", "Sync", "ProcessTuning", "Classes",
+                "Doctor", "Config", "Cache", "GatewayService", "Sync", "ProcessTuning", "Classes", "Workouts",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]

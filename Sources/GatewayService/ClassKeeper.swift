@@ -5,6 +5,7 @@ import Foundation
 import Logging
 import Synchronization
 import WearMetrics
+import Workouts
 
 /// Runs the gateway's classes: starts and stops them (by hand or by the timetable),
 /// follows open gym, and when a class ends turns each member's cached records into a
@@ -55,7 +56,7 @@ final class ClassKeeper: Sendable {
     /// A record reached the cache: a heart rate heard outside a class opens or extends
     /// the member's open-gym session.
     func heard(_ record: WearMetrics) {
-        guard let hr = record.metrics["hr"], hr > 0 else { return }
+        guard WorkoutBuilder.heardHeartRate(record) != nil else { return }
         let ms = record.timestamp.millisecondsSince1970
         let changed = book.withLock { b in
             let before = b.openGym[record.deviceID]

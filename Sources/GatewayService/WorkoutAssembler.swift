@@ -111,7 +111,7 @@ extension WorkoutAssembler {
         guard let end = input.session.endMs else { return nil }
         let request = WorkoutRequest(
             id: input.id, clientID: input.clientID, gatewayID: input.gatewayID, deviceID: input.device,
-            workoutType: WorkoutType(rawValue: input.type.rawValue) ?? .other,
+            workoutType: input.type,
             className: input.session.origin == .openGym ? nil : input.session.name, sourceDevice: input.deviceName ?? input.device,
             // The window's end is inclusive here (an open-gym session ends on its last record).
             windowStart: UTCTimestamp(millisecondsSince1970: input.session.startMs), windowEnd: UTCTimestamp(millisecondsSince1970: end + 1),

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
+import Classes
 
-/// What a class is, as the workout JSON names it; the exports map it to their own sports.
-public enum WorkoutType: String, Sendable, Equatable, CaseIterable {
-    case run, walk, cycle, strength, hiit, other
-}
+/// What a workout is: its class's type (GymDashSync's workout types); the exports map it
+/// to their own sports.
+public typealias WorkoutType = ClassType

@@ -7,7 +7,8 @@ struct Blegate: AsyncParsableCommand {
         abstract: "A BLE heart-rate gateway for BlueZ on Linux.",
         subcommands: [SimulateCommand.self, ScanSubcommand.self, StreamSubcommand.self, DecodeCommand.self, HRVCommand.self,
                       CacheCommand.self, DevicesCommand.self, DoctorCommand.self,
-                      RunCommand.self, StatusCommand.self, PairCommand.self, ClassCommand.self]
+                      RunCommand.self, StatusCommand.self, PairCommand.self, ClassCommand.self,
+                      WorkoutsCommand.self, ExportCommand.self]
     )
 }
 

@@ -181,11 +181,6 @@ enum CacheStatsFormat {
     }
 }
 
-func pad(_ s: String, _ width: Int, right: Bool = false) -> String {
-    let fill = String(repeating: " ", count: max(0, width - s.count))
-    return right ? fill + s : s + fill
-}
-
 func formatAge(_ seconds: Double) -> String {
     let s = Int(seconds.rounded())
     if s < 60 { return "\(s)s" }

@@ -66,5 +66,4 @@ struct DevicesCommand: AsyncParsableCommand {
         }
     }
 
-    private func clip(_ s: String, _ n: Int) -> String { s.count <= n ? s : String(s.prefix(n - 1)) + "…" }
 }

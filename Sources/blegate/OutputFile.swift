@@ -31,6 +31,11 @@ final class OutputFile: @unchecked Sendable {
         if buffer.count >= 65_536 { try drain() }
     }
 
+    func write(bytes: [UInt8]) throws {
+        buffer.append(contentsOf: bytes)
+        if buffer.count >= 65_536 { try drain() }
+    }
+
     func close() throws {
         try drain()
         if owned {

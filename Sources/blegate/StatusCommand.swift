@@ -129,5 +129,4 @@ enum StatusText {
         return out
     }
 
-    private static func clip(_ s: String, _ n: Int) -> String { s.count <= n ? s : String(s.prefix(n - 1)) + "…" }
 }

@@ -97,9 +97,37 @@ struct ClassWorkoutsEndToEndTests {
                 let coverage = j["coverage"]?.number ?? 0
                 #expect(coverage > 0.5 && coverage <= 1)
             }
+            try await checkCommands(f, workouts: workouts)
             run.signal(SIGTERM)
             _ = await run.wait(timeout: 30)
         }
+    }
+
+    /// `blegate workouts` lists them as delivered; `blegate export` writes a FIT file that
+    /// Garmin's FIT SDK reads with the workout's figures, and a TCX file valid against
+    /// Garmin's schema.
+    func checkCommands(_ f: RunFixture, workouts: [BackendDocument]) async throws {
+        let table = await f.cli("workouts --class \"Spin 07:00\"")
+        #expect(table.status == 0 && table.out.split(separator: "\n").filter { $0.contains("delivered") }.count == 5, "\(table.out)")
+        let lines = await f.cli("workouts --json")
+        #expect(lines.out.split(separator: "\n").filter { $0.contains("\"delivery\":\"delivered\"") }.count == 5, "\(lines.out)")
+        #expect(await f.cli("workouts --class Yoga").out.contains("no workouts"))
+
+        let w = try #require(workouts.first).json
+        let id = try #require(w["id"]?.string)
+        let fit = f.dir + "/member.fit", tcx = f.dir + "/member.tcx"
+        let written = await f.cli("export --workout \(id.prefix(8)) --format fit --output '\(fit)'")
+        #expect(written.status == 0 && written.out.contains("heart rates"), "\(written.out)")
+        #expect(await f.cli("export --workout \(id.prefix(8)) --format tcx --output '\(tcx)'").status == 0)
+        #expect(await f.cli("export --workout ffffffff").status == 64)
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().path
+        let avg = Int((w["avg_heart_rate"]?.number ?? 0).rounded()), max = Int(w["max_heart_rate"]?.number ?? 0)
+        let zones = (w["seconds_in_zone"]?.array ?? []).compactMap(\.number).map { String(Int($0)) }.joined(separator: ",")
+        let check = await shell("'\(root)/.build/test-python/bin/python' '\(root)/scripts/check_fit.py' '\(fit)' --avg-hr \(avg) --max-hr \(max) "
+            + "--elapsed \(Int(w["duration_seconds"]?.number ?? 0)) --zones \(zones) 2>&1")
+        #expect(check.status == 0, "\(check.out)")
+        let schema = await shell("xmllint --noout --schema '\(root)/.build/test-schemas/TrainingCenterDatabasev2.xsd' '\(tcx)' 2>&1")
+        #expect(schema.status == 0, "\(schema.out)")
     }
 
     @Test("a class from the timetable survives a restart and yields its workouts when its slot ends", .timeLimit(.minutes(6)))
