@@ -26,6 +26,7 @@ def main() -> int:
     p.add_argument("--calories", type=int)
     p.add_argument("--distance", type=float)
     p.add_argument("--zones", help="seconds per zone, comma-separated")
+    p.add_argument("--zone-bounds", help="time_in_zone's hr_zone_high_boundary, comma-separated bpm")
     a = p.parse_args()
 
     # One decoder per pass: the checks leave the stream where they stopped.
@@ -65,6 +66,11 @@ def main() -> int:
             want = [float(x) for x in a.zones.split(",")]
             if [float(x) for x in (summary["zones"] or [])] != want:
                 problems.append(f"session time_in_hr_zone {summary['zones']!r}, expected {want!r}")
+    if a.zone_bounds is not None:
+        zones = messages.get("time_in_zone_mesgs", [])
+        got = zones[0].get("hr_zone_high_boundary") if zones else None
+        if got != [int(x) for x in a.zone_bounds.split(",")]:
+            problems.append(f"time_in_zone hr_zone_high_boundary {got!r}, expected {a.zone_bounds}")
     if a.records is not None and len(records) != a.records:
         problems.append(f"{len(records)} record messages, expected {a.records}")
     for key in ("file_id_mesgs", "activity_mesgs", "lap_mesgs", "event_mesgs"):

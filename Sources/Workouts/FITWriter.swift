@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 
+import Effort
 import WearMetrics
 
 /// A workout as a FIT activity file (Garmin FIT SDK profile: file_id, device_info,
@@ -77,13 +78,17 @@ public enum FITWriter {
         if let c = calories { lapFields.append((11, .uint16(c))) }
         e.write(global: lap, local: 4, fields: lapFields)
 
-        e.write(global: timeInZone, local: 5, fields: [
+        var zoneFields: [(number: UInt8, value: FITEncoder.Value)] = [
             (253, .uint32(end)),
             (0, .uint16(session)),                                  // reference_mesg
             (1, .uint16(0)),                                        // reference_index
             (2, .uint32Array(zonesMs)),
-            (10, .enumeration(workout.formulas.zones == WorkoutFormulas.zonesKarvonen ? 2 : 1)),   // percent_hrr : percent_max_hr
-        ])
+            (6, .uint8Array(zoneHighBounds(max: workout.zoneMaxHR, resting: workout.zoneRestingHR).map { UInt8(clamping: $0) })),
+            (10, .enumeration(workout.zoneRestingHR == nil ? 1 : 2)),   // hr_calc_type: percent_max_hr, percent_hrr
+            (11, .uint8(UInt8(clamping: workout.zoneMaxHR))),
+        ]
+        if let r = workout.zoneRestingHR { zoneFields.append((12, .uint8(UInt8(clamping: r)))) }
+        e.write(global: timeInZone, local: 5, fields: zoneFields)
 
         var sessionFields: [(number: UInt8, value: FITEncoder.Value)] = [
             (253, .uint32(end)),
@@ -112,6 +117,23 @@ public enum FITWriter {
             (4, .enumeration(1)),                                   // event_type: stop
         ])
         return e.file()
+    }
+
+    /// The highest whole heart rate of each of the six zones (index 0, zones 1–5), as
+    /// `HeartRateZone` places them: one below the first bpm of the next zone, the maximum
+    /// for zone 5.
+    static func zoneHighBounds(max: Int, resting: Int?) -> [Int] {
+        let m = Double(max), r = resting.map(Double.init)
+        var bounds: [Int] = []
+        for (i, share) in HeartRateZone.boundaries.enumerated() {
+            // Start just below the exact target and step up, so rounding in the target
+            // cannot disagree with the zone the workout gave that bpm.
+            var hr = Swift.max(Int(HeartRateZone.target(share: share, max: m, resting: r).rounded(.down)) - 1, 0)
+            while HeartRateZone.zone(hr: Double(hr), max: m, resting: r) < i + 1 { hr += 1 }
+            bounds.append(hr - 1)
+        }
+        bounds.append(max)
+        return bounds
     }
 
     /// FIT `sport` and `sub_sport` of a workout type.

@@ -53,13 +53,17 @@ public struct Workout: Sendable, Equatable {
     public var formulas: WorkoutFormulas
     public var sourceDevice: String
     public var samples: [WorkoutSample]
+    /// The maximum and (for Karvonen zones) resting heart rate the zones were computed
+    /// with; not in the JSON, the FIT export writes the zones' bounds from them.
+    public var zoneMaxHR: Int
+    public var zoneRestingHR: Int?
 
     public init(id: String, clientID: String?, source: String = "blegate", gatewayID: String, deviceID: String,
                 workoutType: WorkoutType, className: String?, startTime: UTCTimestamp, endTime: UTCTimestamp,
                 durationSeconds: Int, caloriesActive: Double?, distanceMeters: Double?, avgHeartRate: Double,
                 maxHeartRate: Int, minHeartRate: Int, secondsInZone: [Int], effortPoints: Double, trimp: Double,
                 hrvRMSSDMilliseconds: Double?, coverage: Double, formulas: WorkoutFormulas, sourceDevice: String,
-                samples: [WorkoutSample] = []) {
+                samples: [WorkoutSample] = [], zoneMaxHR: Int = WorkoutRequest.standardDefaultMaxHR, zoneRestingHR: Int? = nil) {
         self.id = id
         self.clientID = clientID
         self.source = source
@@ -83,6 +87,8 @@ public struct Workout: Sendable, Equatable {
         self.formulas = formulas
         self.sourceDevice = sourceDevice
         self.samples = samples
+        self.zoneMaxHR = zoneMaxHR
+        self.zoneRestingHR = zoneRestingHR
     }
 }
 

@@ -87,7 +87,8 @@ public enum WorkoutBuilder {
             coverage: duration > 0 ? rounded(Double(covered) / Double(duration), decimals: 3) : 1,
             formulas: WorkoutFormulas(zones: zoneResting == nil ? WorkoutFormulas.zonesPercentOfMax : WorkoutFormulas.zonesKarvonen),
             sourceDevice: request.sourceDevice,
-            samples: samples(inWindow)
+            samples: samples(inWindow),
+            zoneMaxHR: Int(maxHR), zoneRestingHR: zoneResting.map { Int($0) }
         )
     }
 

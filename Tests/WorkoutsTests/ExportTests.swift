@@ -61,6 +61,9 @@ import WearMetrics
             "--calories", String(Int(try #require(w.caloriesActive).rounded())),
             "--distance", String(try #require(w.distanceMeters)),
             "--zones", w.secondsInZone.map(String.init).joined(separator: ","),
+            // Tanaka at 35: 183.5 → 184; 50 % is 92 bpm (zone 1), 60 % 110.4 → 111, 70 %
+            // 128.8 → 129, 80 % 147.2 → 148, 90 % 165.6 → 166: each zone ends one below.
+            "--zone-bounds", "91,110,128,147,165,184",
         ]
     }
 
@@ -145,6 +148,13 @@ import WearMetrics
         #expect(FITEncoder.crc16(bytes[0..<12]) == UInt16(bytes[12]) | UInt16(bytes[13]) << 8)
         // A CRC run over the data and its own trailer ends at 0.
         #expect(FITEncoder.crc16(bytes) == 0)
+    }
+
+    @Test func zoneBoundsAgreeWithTheZones() {
+        // Max 185: 92 bpm is below zone 1, 93 in it (as WorkoutBuilderTests finds).
+        #expect(FITWriter.zoneHighBounds(max: 185, resting: nil) == [92, 110, 129, 147, 166, 185])
+        // Karvonen, max 180, rest 70: 70 + s × 110 = 125, 136, 147, 158, 169 are each a zone's first bpm.
+        #expect(FITWriter.zoneHighBounds(max: 180, resting: 70) == [124, 135, 146, 157, 168, 180])
     }
 
     @Test func timestampsCountFromFITsEpoch() {
