@@ -137,6 +137,21 @@ import WearMetrics
         #expect(WorkoutBuilder.build(request(), records: shuffled) == WorkoutBuilder.build(request(), records: records))
     }
 
+    @Test func threeHoursWithLateRecords() throws {
+        // 10 801 records at 1 Hz, every 50th delivered late (appended at the end).
+        let records = (0...10_800).map { strapRecord(Double($0), hr: 90 + Double($0 % 90)) }
+        let late = records.enumerated().filter { $0.offset % 50 == 7 }.map(\.element)
+        let onTime = records.enumerated().filter { $0.offset % 50 != 7 }.map(\.element)
+        let w = try #require(WorkoutBuilder.build(request(windowSeconds: 4 * 3600), records: onTime + late))
+        #expect(w == WorkoutBuilder.build(request(windowSeconds: 4 * 3600), records: records))
+        #expect(w.durationSeconds == 10_800)
+        #expect(w.secondsInZone.reduce(0, +) == 10_800)
+        #expect(w.coverage == 1)
+        #expect(w.samples.count == 10_801)
+        // 90…179 bpm (sum 12 105) 120 times over, plus 90 at the end: 1 452 690 / 10 801 = 134.496.
+        #expect(w.avgHeartRate == 134.5)
+    }
+
     @Test func onlyTheClassWindowCounts() throws {
         let records = [strapRecord(-5, hr: 180)] + steady(120, from: 0, to: 10) + [strapRecord(30, hr: 180)]
         let w = try #require(WorkoutBuilder.build(request(windowSeconds: 30), records: records))
