@@ -53,6 +53,17 @@ struct WorkoutAssembler: Sendable {
     /// One member's records → the workout JSON and its duration; nil when no heart rate.
     let make: @Sendable (WorkoutInput) -> WorkoutOutput?
 
+    /// A member's profile from the configuration (by client id, else strap address), with
+    /// a higher maximum the wall learned.
+    static func profile(device: String, clientID: String?, members: [String: MemberProfile], learned: [String: Int]) -> MemberProfile? {
+        var profile = clientID.flatMap { members[$0] } ?? members[device]
+        if let learnedMax = clientID.flatMap({ learned[$0] }) ?? learned[device], learnedMax > (profile?.maxHR ?? 0) {
+            profile = profile ?? MemberProfile()
+            profile?.maxHR = learnedMax
+        }
+        return profile
+    }
+
     /// The stable id of a member's workout in a class.
     func workoutID(session: ClassSession, device: String) -> String {
         NameBasedUUID.v5(namespace: Self.idNamespace, name: "\(gatewayID)/\(session.key)/\(device)")!
@@ -71,11 +82,7 @@ struct WorkoutAssembler: Sendable {
             let records = try await cache.records(device: device, from: session.startMs, to: end).map(\.record)
             let entry = registry[device]
             let clientID = entry?.member?.clientID
-            var profile = clientID.flatMap { members[$0] } ?? members[device]
-            if let learnedMax = clientID.flatMap({ learned[$0] }) ?? learned[device], learnedMax > (profile?.maxHR ?? 0) {
-                profile = profile ?? MemberProfile()
-                profile?.maxHR = learnedMax
-            }
+            let profile = Self.profile(device: device, clientID: clientID, members: members, learned: learned)
             let input = WorkoutInput(id: workoutID(session: session, device: device), gatewayID: gatewayID, session: session, type: type,
                                      device: device, deviceName: entry?.name ?? entry?.model, clientID: clientID, records: records,
                                      profile: profile, defaultMaxHR: defaultMaxHR)
@@ -119,5 +126,21 @@ extension WorkoutAssembler {
         guard let workout = WorkoutBuilder.build(request, records: input.records) else { return nil }
         return WorkoutOutput(json: workout.json.serialized(), durationSeconds: workout.durationSeconds,
                              points: workout.effortPoints, secondsInZone: workout.secondsInZone)
+    }
+}
+
+/// The member facts a workout was computed with, for commands that read one back.
+public enum WorkoutProfiles {
+    /// The zones' maximum and resting heart rate for a member's workout, as the gateway
+    /// computes them (configuration, learned maximum, `[effort] default_max_hr`).
+    public static func zoneBounds(configuration c: GatewayConfiguration, cache: RecordCache, device: String,
+                                  clientID: String?) async -> (maxHR: Int, restingHR: Int?) {
+        var learned: [String: Int] = [:]
+        if let data = try? await cache.loadMeta(key: WallHookup.learnedKey) {
+            learned = WallHookup.decode(String(decoding: data, as: UTF8.self))
+        }
+        let profile = WorkoutAssembler.profile(device: device, clientID: clientID,
+                                               members: c.members.mapValues { WallHookup.member($0).profile }, learned: learned)
+        return WorkoutBuilder.zoneBounds(profile: profile, defaultMaxHR: c.effort.defaultMaxHR)
     }
 }

@@ -10,8 +10,9 @@ public struct WorkoutReadError: Error, Sendable, Equatable, CustomStringConverti
 extension Workout {
     /// A workout as it was sent (its contract JSON), with the heart-rate track taken
     /// again from the strap's records: the exports then show exactly the figures the
-    /// backend holds.
-    public init(json: JSONValue, records: [WearMetrics]) throws(WorkoutReadError) {
+    /// backend holds. The zones' bounds are not in the JSON: the caller gives them
+    /// (`WorkoutBuilder.zoneBounds` of the member's profile).
+    public init(json: JSONValue, records: [WearMetrics], zoneMaxHR: Int, zoneRestingHR: Int?) throws(WorkoutReadError) {
         func string(_ key: String) throws(WorkoutReadError) -> String {
             guard let s = json[key]?.stringValue else { throw WorkoutReadError(description: "\(key) is missing or not a string") }
             return s
@@ -47,6 +48,7 @@ extension Workout {
                   hrvRMSSDMilliseconds: json["hrv_rmssd_ms"]?.doubleValue, coverage: try number("coverage"),
                   formulas: WorkoutFormulas(zones: formulas?["zones"]?.stringValue ?? "", kcal: formulas?["kcal"]?.stringValue ?? "",
                                             points: formulas?["points"]?.stringValue ?? ""),
-                  sourceDevice: json["source_device"]?.stringValue ?? "", samples: WorkoutBuilder.samples(inside))
+                  sourceDevice: json["source_device"]?.stringValue ?? "", samples: WorkoutBuilder.samples(inside),
+                  zoneMaxHR: zoneMaxHR, zoneRestingHR: zoneRestingHR)
     }
 }

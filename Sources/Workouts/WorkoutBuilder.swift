@@ -26,8 +26,9 @@ public enum WorkoutBuilder {
         guard let first = heard.first, let last = heard.last else { return nil }
 
         let profile = request.profile ?? MemberProfile()
-        let maxHR = Double(profile.maxHR ?? profile.age.map { Int(MaxHeartRate.tanaka(age: $0).rounded()) } ?? request.defaultMaxHR)
-        let zoneResting = profile.restingHR.map(Double.init).flatMap { $0 < maxHR ? $0 : nil }
+        let bounds = zoneBounds(profile: profile, defaultMaxHR: request.defaultMaxHR)
+        let maxHR = Double(bounds.maxHR)
+        let zoneResting = bounds.restingHR.map(Double.init)
         let knowsKcal = profile.weightKg != nil && profile.age != nil && profile.sex != nil
 
         // Per second: the zone of the last heart rate heard in or before it, if at most
@@ -90,6 +91,13 @@ public enum WorkoutBuilder {
             samples: samples(inWindow),
             zoneMaxHR: Int(maxHR), zoneRestingHR: zoneResting.map { Int($0) }
         )
+    }
+
+    /// The maximum heart rate zones use (the profile's, Tanaka's from its age, else the
+    /// default), and the resting one when Karvonen zones apply.
+    public static func zoneBounds(profile: MemberProfile?, defaultMaxHR: Int) -> (maxHR: Int, restingHR: Int?) {
+        let maxHR = profile?.maxHR ?? profile?.age.map { Int(MaxHeartRate.tanaka(age: $0).rounded()) } ?? defaultMaxHR
+        return (maxHR, profile?.restingHR.flatMap { $0 < maxHR ? $0 : nil })
     }
 
     /// The heart rate of a record that heard one: `hr` above 0 and skin contact not

@@ -2,6 +2,7 @@
 import ArgumentParser
 import Cache
 import Config
+import GatewayService
 import JSON
 import LinkCommands
 import WearMetrics
@@ -62,7 +63,9 @@ struct ExportCommand: AsyncParsableCommand {
             if let start, let end {
                 records = try await cache.records(device: device, from: start.millisecondsSince1970, to: end.millisecondsSince1970).map(\.record)
             }
-            let w = try Workout(json: value, records: records)
+            let bounds = await WorkoutProfiles.zoneBounds(configuration: config, cache: cache, device: device,
+                                                          clientID: value["client_id"]?.stringValue)
+            let w = try Workout(json: value, records: records, zoneMaxHR: bounds.maxHR, zoneRestingHR: bounds.restingHR)
             let out = try OutputFile(path: file)
             if format == "fit" { try out.write(bytes: FITWriter.encode(w)) } else { try out.write(TCXWriter.document(w)) }
             try out.close()
