@@ -163,9 +163,17 @@ struct DocumentDeliveryTests {
         #expect(h.backend.store.workouts.first?.json["source_device"]?.string == marker)
         await h.finish(keepDirectory: true)
 
-        // Without the key the document cannot be read, and says why.
+        // A correction, sealed, left pending.
+        let keyed = try RecordCache(path: directory.path + "/cache.sqlite", options: CacheOptions(encryptionKey: key, create: false))
+        try await keyed.putDocument(kind: .workout, id: id, json: Documents.workout(id, avg: 140.0, device: marker))
+        try await keyed.close()
+        // Without the key the documents cannot be read, and the outbox says why instead of
+        // quarantining a document that is fine.
         let keyless = try RecordCache(path: directory.path + "/cache.sqlite", options: CacheOptions(create: false))
         await #expect(throws: CacheError.self) { try await keyless.documents(kind: .workout) }
+        let error = await #expect(throws: CacheError.self) { try await keyless.pendingDocuments(kind: .workout, limit: 10) }
+        #expect(error?.code == .keyRequired)
+        #expect(try await keyless.documentCounts()[.workout] == DocumentCounts(pending: 1))
         try await keyless.close()
         directory.remove()
     }
