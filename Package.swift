@@ -233,7 +233,7 @@ let package = Package(
             name: "RunTests",
             dependencies: [
                 "GatewayService", "Simulator", "DBus", "BlueZ", "TestBackend", "Cache", "Config", "Sync", "GATT", "WearMetrics",
-                "BlegateTestSupport",
+                "BlegateTestSupport", "Normalization", "Outbox", "Gateway",
             ]
         ),
     ],

@@ -159,7 +159,8 @@ extension RecordCache {
 
 extension RecordCache: DocumentOutbox {
     /// The oldest pending documents of `kind`. One whose payload cannot be read back is
-    /// quarantined with the reason instead of blocking the others.
+    /// quarantined with the reason instead of blocking the others; an encrypted one read
+    /// without a key is an error (`keyRequired`), not a reason to quarantine it.
     public func pendingDocuments(kind: DocumentKind, limit: Int) async throws -> [OutboxDocument] {
         guard limit > 0 else { return [] }
         let cipher = self.cipher
@@ -172,6 +173,9 @@ extension RecordCache: DocumentOutbox {
                     do {
                         let d = try DocumentStore.decode(row, cipher: cipher)
                         batch.append(OutboxDocument(id: d.id, kind: kind, json: d.json, revision: d.revision))
+                    } catch let e as CacheError where e.code == .keyRequired {
+                        // Opened without the key: the document is fine, the configuration is not.
+                        throw e
                     } catch {
                         bad.append(DocumentRejection(id: row[0], revision: row[2], reason: "unreadable in the cache: \((error as? CacheError)?.message ?? "\(error)")"))
                     }

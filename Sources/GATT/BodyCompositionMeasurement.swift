@@ -38,6 +38,7 @@ public struct BodyCompositionMeasurement: Sendable, Equatable {
     public var impedanceOhms: Double? { impedanceRaw.map { Double($0) / 10 } }
     public var weightKilograms: Double? { weightRaw.map { BodyUnits.kilograms(raw: $0, imperial: isImperial) } }
     public var heightMeters: Double? { heightRaw.map { BodyUnits.meters(raw: $0, imperial: isImperial) } }
+    public var heightCentimeters: Double? { heightRaw.map { BodyUnits.centimeters(raw: $0, imperial: isImperial) } }
 
     public init(bytes: UnsafeRawBufferPointer) throws(GATTDecodeError) {
         var r = ByteReader(bytes, .bodyCompositionMeasurement)
@@ -79,7 +80,10 @@ extension BodyCompositionMeasurement: JSONRepresentable {
         o.add("body_water_mass_kg", bodyWaterMassKilograms)
         o.add("impedance_ohm", impedanceOhms)
         o.add("weight_kg", weightKilograms)
+        if isImperial { o.add("weight_lb", weightRaw.map(BodyUnits.pounds)) }
         o.add("height_m", heightMeters)
+        o.add("height_cm", heightCentimeters)
+        if isImperial { o.add("height_in", heightRaw.map(BodyUnits.inches)) }
         if isMultiplePacket { o.add("multiple_packet", .bool(true)) }
         o.add("rfu_flag_bits", rfuFlagBits != 0 ? Int(rfuFlagBits) : nil)
         o.add("ignored_trailing_bytes", ignoredTrailingBytes > 0 ? ignoredTrailingBytes : nil)

@@ -15,6 +15,16 @@ enum BodyUnits {
     static func meters(raw: UInt16, imperial: Bool) -> Double {
         imperial ? Double(raw) / 10 * inchesToMeters : Double(raw) / 1000
     }
+
+    /// The same in cm, computed from the raw value directly (1 mm = 0.1 cm, 0.1 in =
+    /// 0.254 cm) so an SI 1718 reads 171.8, not 171.79999999999998.
+    static func centimeters(raw: UInt16, imperial: Bool) -> Double {
+        imperial ? Double(raw) * 0.254 : Double(raw) / 10
+    }
+
+    /// What the scale showed in its own unit, for imperial readings: lb (0.01) or in (0.1).
+    static func pounds(raw: UInt16) -> Double { Double(raw) / 100 }
+    static func inches(raw: UInt16) -> Double { Double(raw) / 10 }
 }
 
 /// Weight Measurement 0x2A9D.
@@ -39,6 +49,7 @@ public struct WeightMeasurement: Sendable, Equatable {
     }
     public var bmi: Double? { bmiRaw.map { Double($0) / 10 } }
     public var heightMeters: Double? { heightRaw.map { BodyUnits.meters(raw: $0, imperial: isImperial) } }
+    public var heightCentimeters: Double? { heightRaw.map { BodyUnits.centimeters(raw: $0, imperial: isImperial) } }
 
     public init(bytes: UnsafeRawBufferPointer) throws(GATTDecodeError) {
         var r = ByteReader(bytes, .weightMeasurement)
@@ -62,10 +73,13 @@ extension WeightMeasurement: JSONRepresentable {
         if isMeasurementUnsuccessful { o.add("measurement_unsuccessful", .bool(true)) }
         o.add("weight_raw", .int(Int(weightRaw)))
         o.add("weight_kg", weightKilograms)
+        if isImperial, !isMeasurementUnsuccessful { o.add("weight_lb", BodyUnits.pounds(raw: weightRaw)) }
         if let timestamp { o.add("timestamp", timestamp.json) }
         o.add("user_id", userID.map(Int.init))
         o.add("bmi", bmi)
         o.add("height_m", heightMeters)
+        o.add("height_cm", heightCentimeters)
+        if isImperial { o.add("height_in", heightRaw.map(BodyUnits.inches)) }
         o.add("rfu_flag_bits", rfuFlagBits != 0 ? Int(rfuFlagBits) : nil)
         o.add("ignored_trailing_bytes", ignoredTrailingBytes > 0 ? ignoredTrailingBytes : nil)
         return o.object

@@ -9,6 +9,8 @@ public enum RecordKind: String, Sendable, Hashable {
     case hrv
     /// Battery level or Device Information / Body Sensor Location read on connect.
     case device
+    /// An indicated health measurement, such as a scale's weight or body composition.
+    case measurement
 }
 
 /// Where records go: the stream command's output, the cache of `blegate run`, a

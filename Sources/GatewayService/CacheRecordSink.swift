@@ -5,13 +5,16 @@ import WearMetrics
 
 /// The record sink of `blegate run`: every record goes to the cache's group committer
 /// (`append` only queues it, so the notification thread never waits for SQLite), and
-/// its device's facts to the registry feeder.
+/// its device's facts to the registry feeder; a scale's reading also becomes the member's
+/// profile metrics (`ProfileMetricFeeder`).
 public final class CacheRecordSink: RecordSink {
     public typealias AppendObserver = @Sendable (_ record: WearMetrics, _ kind: RecordKind, _ sequence: Int64) -> Void
 
     let cache: RecordCache
     let facts: DeviceFacts
     let observer: AppendObserver?
+    /// Scale readings of paired members → profile metrics in the document outbox.
+    public let profileMetrics: ProfileMetricFeeder
 
     /// `observer` sees every append with its outbox sequence (benchmarks match these to
     /// commit events); keep it short, it runs on the notification thread.
@@ -19,11 +22,13 @@ public final class CacheRecordSink: RecordSink {
         self.cache = cache
         self.facts = facts
         self.observer = observer
+        self.profileMetrics = ProfileMetricFeeder(cache: cache)
     }
 
     public func receive(_ record: WearMetrics, kind: RecordKind) {
         let sequence = cache.append(record)
         observer?(record, kind, sequence)
+        profileMetrics.appended(record, sequence: sequence)
         facts.seen(record.deviceID, at: record.timestamp)
         if kind == .device { facts.absorb(record) }
     }

@@ -98,6 +98,8 @@ final class StdoutRecordSink: RecordSink {
             if let w = r.meta["hrv_window_s"] { out += "  (window \(w) s)" }
         case .device:
             out += "  " + r.meta.entries.map { "\($0.key)=\($0.value)" }.joined(separator: " ")
+        case .measurement:
+            out += "  " + r.metrics.entries.map { "\($0.key)=" + formatFixed($0.value, decimals: 2) }.joined(separator: " ")
         }
         return out
     }

@@ -291,7 +291,7 @@ public struct WearMetricsNormalizer: Sendable {
         var r = WearMetrics(timestamp: t, deviceID: id, source: "ble_wss")
         r.setMetric("weight_kg", m.weightKilograms)
         r.setMetric("bmi", m.bmi)
-        r.setMetric("height_m", m.heightMeters)
+        r.setMetric("height_cm", m.heightCentimeters)
         guard !r.metrics.isEmpty else { return nil }
         r.meta["units_reported"] = m.isImperial ? "imperial" : "si"
         if let u = m.userID { r.meta["user_id"] = String(u) }
@@ -311,7 +311,8 @@ public struct WearMetricsNormalizer: Sendable {
         r.setMetric("body_water_mass_kg", m.bodyWaterMassKilograms)
         r.setMetric("impedance_ohm", m.impedanceOhms)
         r.setMetric("weight_kg", m.weightKilograms)
-        r.setMetric("height_m", m.heightMeters)
+        r.setMetric("height_cm", m.heightCentimeters)
+        r.meta["units_reported"] = m.isImperial ? "imperial" : "si"
         if let u = m.userID { r.meta["user_id"] = String(u) }
         if let ts = m.timestamp { r.meta["device_timestamp"] = ts.isoLocal }
         if m.isMultiplePacket { r.meta["multiple_packet"] = "true" }

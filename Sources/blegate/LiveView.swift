@@ -34,7 +34,7 @@ final class LiveView: RecordSink {
                 row.contact = record.meta["sensor_contact"] ?? ""
             case .device:
                 if let b = record.meta["battery"], let f = Double(b) { row.battery = "\(Int((f * 100).rounded()))%" }
-            case .hrv:
+            case .hrv, .measurement:
                 break
             }
             rows[record.deviceID] = row

@@ -105,6 +105,9 @@ enum StatusText {
         out += "  pending \(o.pending) (unpaired \(o.unpairedPending), unpaired = \(o.unpairedPolicy))"
         out += o.oldestPendingAgeSeconds.map { ", oldest stored \(formatAge($0)) ago" } ?? ""
         out += "; delivered \(o.delivered), quarantined \(o.quarantined), buffered \(o.buffered), file \(o.fileBytes / 1024) KiB\n"
+        if let w = o.pendingWorkouts, let p = o.pendingProfileMetrics {
+            out += "  workouts pending \(w), profile metrics pending \(p), documents quarantined \(o.quarantinedDocuments ?? 0)\n"
+        }
 
         out += "\nSYNC\n"
         if let s = r.sync {

@@ -81,6 +81,21 @@ struct HealthCharacteristicTests {
             "weight_measurement (0x2A9D): height: need 2 byte(s) at offset 5, only 0 left")
         guard case let .weightMeasurement(e) = try decode(.weightMeasurement, "F0 80 3E") else { Issue.record(); return }
         #expect(e.rfuFlagBits == 0xF0 && e.weightKilograms == 80)
+        #expect(b.heightCentimeters == 171.8)
+    }
+
+    @Test("weight, imperial with BMI and height (flags 0x09): lb and in converted, the reported units kept in the JSON")
+    func weightImperial() throws {
+        guard case let .weightMeasurement(w) = try decode(.weightMeasurement, "09 D0 46 EF 00 E8 02") else { Issue.record(); return }
+        #expect(w.isImperial && w.weightRaw == 18128 && w.heightRaw == 744)
+        #expect(approx(w.weightKilograms, 181.28 * 0.45359237))
+        #expect(approx(w.heightCentimeters, 188.976))
+        #expect(approx(w.heightMeters, 1.88976))
+        let json = w.json
+        #expect(json["weight_lb"] == .double(181.28))
+        #expect(json["height_in"] == .double(74.4))
+        #expect(json["height_cm"]?.doubleValue.map { abs($0 - 188.976) < 1e-9 } == true)
+        #expect(json["units"] == .string("imperial"))
     }
 
     @Test("body composition: body fat, optional fields, unsuccessful, multiple packet, truncated")

@@ -150,12 +150,30 @@ struct WearMetricsTests {
         #expect(temp.meta["device_timestamp"] == "2012-12-05T11:50:27")
         let wValue = n.normalize(try GATTDecoder.decode(.weightMeasurement, bytes: payload("0E 80 3E DC 07 0C 05 0B 32 1B 01 F5 00 B6 06")), deviceID: "s", at: t0)
         let w = try #require(wValue)
-        #expect(w[metric: "weight_kg"] == 80 && w[metric: "bmi"] == 24.5 && w[metric: "height_m"] == 1.718)
+        #expect(w[metric: "weight_kg"] == 80 && w[metric: "bmi"] == 24.5 && w[metric: "height_cm"] == 171.8)
         #expect(w.meta["user_id"] == "1" && w.meta["units_reported"] == "si")
         #expect(n.normalize(try GATTDecoder.decode(.weightMeasurement, bytes: payload("00 FF FF")), deviceID: "s", at: t0) == nil)
         let bcsValue = n.normalize(try GATTDecoder.decode(.bodyCompositionMeasurement, bytes: payload("0C 06 FA 00 01 D0 1B 88 13 80 3E")), deviceID: "s", at: t0)
         let bcs = try #require(bcsValue)
         #expect(bcs[metric: "body_fat_pct"] == 25 && bcs[metric: "impedance_ohm"] == 500 && bcs[metric: "basal_metabolism_kj"] == 7120)
+    }
+
+    @Test("an imperial scale: pounds and inches become weight_kg and height_cm (WSS flags bit 0; BCS flags bit 0)")
+    func imperialScale() throws {
+        let t0 = UTCTimestamp(millisecondsSince1970: 1_767_225_600_000)
+        var n = WearMetricsNormalizer()
+        // Flags 0x09: imperial, BMI and height. Weight 0x46D0 = 18128 → 181.28 lb; BMI 0x00EF → 23.9; height 0x02E8 = 744 → 74.4 in.
+        let w = try #require(n.normalize(try GATTDecoder.decode(.weightMeasurement, bytes: payload("09 D0 46 EF 00 E8 02")), deviceID: "s", at: t0))
+        #expect(abs((w[metric: "weight_kg"] ?? 0) - 82.2272248336) < 1e-9)
+        #expect(abs((w[metric: "height_cm"] ?? 0) - 188.976) < 1e-9)
+        #expect(w[metric: "bmi"] == 23.9)
+        #expect(w.meta["units_reported"] == "imperial")
+        // Flags 0x0C01: imperial, weight and height present. Body fat 0x00C8 → 20.0 %.
+        let b = try #require(n.normalize(try GATTDecoder.decode(.bodyCompositionMeasurement, bytes: payload("01 0C C8 00 D0 46 E8 02")), deviceID: "s", at: t0))
+        #expect(b[metric: "body_fat_pct"] == 20)
+        #expect(abs((b[metric: "weight_kg"] ?? 0) - 82.2272248336) < 1e-9)
+        #expect(abs((b[metric: "height_cm"] ?? 0) - 188.976) < 1e-9)
+        #expect(b.meta["units_reported"] == "imperial")
     }
 }
 
