@@ -55,6 +55,7 @@ struct WallHookup {
             if loaded.first(), let data = try? await cache.loadMeta(key: Self.learnedKey) {
                 board.setLearned(Self.decode(String(decoding: data, as: UTF8.self)))
             }
+            if let weights = try? await cache.latestWeights() { board.setWeights(weights.mapValues(\.value)) }
             guard let devices = try? await cache.devices() else { return }
             board.updateDirectory(devices.map { WallDirectoryEntry(address: $0.address, name: $0.name, clientID: $0.member?.clientID) })
         })

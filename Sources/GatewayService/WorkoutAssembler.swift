@@ -77,12 +77,17 @@ struct WorkoutAssembler: Sendable {
         guard !devices.isEmpty else { return [] }
         let registry = Dictionary(try await cache.devices().map { ($0.address, $0) }, uniquingKeysWith: { a, _ in a })
         let learned = await learnedMaxHR()
+        let weights = (try? await cache.latestWeights()) ?? [:]
         var stored: [(device: String, workout: WorkoutOutput)] = []
         for device in devices {
             let records = try await cache.records(device: device, from: session.startMs, to: end).map(\.record)
             let entry = registry[device]
             let clientID = entry?.member?.clientID
-            let profile = Self.profile(device: device, clientID: clientID, members: members, learned: learned)
+            var profile = Self.profile(device: device, clientID: clientID, members: members, learned: learned)
+            if let weight = clientID.flatMap({ weights[$0] }) {
+                profile = profile ?? MemberProfile()
+                profile?.weightKg = weight.value
+            }
             let input = WorkoutInput(id: workoutID(session: session, device: device), gatewayID: gatewayID, session: session, type: type,
                                      device: device, deviceName: entry?.name ?? entry?.model, clientID: clientID, records: records,
                                      profile: profile, defaultMaxHR: defaultMaxHR)

@@ -34,6 +34,8 @@ public final class WallBoard: Sendable {
         var directory: [String: WallDirectoryEntry] = [:]
         /// Learned maxima by member key (client id, else address).
         var learned: [String: Int] = [:]
+        /// Weights measured by a scale, by client id: newer than the configuration's.
+        var weights: [String: Double] = [:]
         var changed = true
         var lastFrameAt = -Double.infinity
         var sequence = 0
@@ -85,6 +87,11 @@ public final class WallBoard: Sendable {
         }
     }
 
+    /// The latest weight each member's scale measured (kg by client id); kcal use it.
+    public func setWeights(_ weights: [String: Double]) {
+        state.withLock { $0.weights = weights }
+    }
+
     /// Maxima learned in earlier runs; a higher value already learned in this run stays.
     public func setLearned(_ learned: [String: Int]) {
         state.withLock { s in s.learned.merge(learned) { max($0, $1) } }
@@ -132,7 +139,8 @@ public final class WallBoard: Sendable {
         state.withLock { s in
             if let battery { s.batteries[id] = battery }
             let (key, member) = self.member(id, s)
-            let profile = member?.profile ?? MemberProfile()
+            var profile = member?.profile ?? MemberProfile()
+            if let weight = s.weights[key] { profile.weightKg = weight }
             var tile = s.tiles[id] ?? Tile(slot: Self.freeSlot(s.tiles), hr: hr, heardAt: now, recordMillis: 0, advertised: false)
             tile.hr = hr
             tile.heardAt = now
