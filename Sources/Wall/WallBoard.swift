@@ -209,10 +209,18 @@ public final class WallBoard: Sendable {
         }
     }
 
-    /// The name a member's summary row shows: as on their tile.
-    func summaryName(_ id: String, _ s: State) -> String {
+    /// The name a tile and a summary row show, and whether the strap is nobody's yet
+    /// (then it shows as new, with the short id staff pair it by).
+    func displayName(_ id: String, _ s: State) -> (name: String, isNew: Bool) {
+        let entry = s.directory[id]
         let (_, member) = self.member(id, s)
-        return member?.name ?? s.directory[id]?.name ?? "Strap " + ShortID.of(id)
+        let isNew = entry?.clientID == nil && member?.name == nil
+        return (member?.name ?? (isNew ? "New" : entry?.name ?? "Strap " + ShortID.of(id)), isNew)
+    }
+
+    func summaryName(_ id: String, _ s: State) -> String {
+        let (name, isNew) = displayName(id, s)
+        return isNew ? name + " · " + ShortID.of(id) : name
     }
 
     func render(_ s: State) -> String {
@@ -247,10 +255,7 @@ public final class WallBoard: Sendable {
         for (id, t) in s.tiles.sorted(by: { $0.value.slot < $1.value.slot }) {
             if !first { out.append(",") }
             first = false
-            let entry = s.directory[id]
-            let (_, member) = self.member(id, s)
-            let isNew = entry?.clientID == nil && member?.name == nil
-            let name = member?.name ?? (isNew ? "New" : entry?.name ?? "Strap " + ShortID.of(id))
+            let (name, isNew) = displayName(id, s)
             out.append("{\"id\":")
             JSONText.appendString(id, to: &out)
             out.append(",\"slot\":\(t.slot),\"name\":")

@@ -8,6 +8,7 @@ lines start with '#'); the caller judges the results.
   stale   URL --device ID --since EPOCH_MS --tiles N
   restart URL --tiles N           prints '# READY' then '# OFFLINE'; the caller kills and restarts the gateway
   bench   URL --tiles N --screens K --seconds S
+  classes URL --tiles N --shots DIR  prints '# READY', '# CLASS' once a class shows, then waits for its summary
 """
 import argparse
 import json
@@ -172,6 +173,42 @@ def restart(a):
         d.quit()
 
 
+CLASS_JS = """
+var rows = Array.from(document.querySelectorAll('#summary-rows tr')).map(function (tr) {
+  var f = function (k) { var e = tr.querySelector('[data-field="' + k + '"]'); return e ? e.textContent : null; };
+  return {id: tr.dataset.deviceId, name: tr.cells[0].textContent, points: f('points'),
+          zones: [f('z1'), f('z2'), f('z3'), f('z4'), f('z5')]};
+});
+var s = document.getElementById('summary');
+return {name: document.getElementById('class-name').textContent,
+        timer: document.getElementById('class-timer').textContent,
+        summary: document.body.classList.contains('summary') && getComputedStyle(s).display !== 'none',
+        title: document.getElementById('summary-title').textContent, rows: rows};
+"""
+
+
+def classes(a):
+    d = browser(1280, 720)
+    try:
+        d.get(a.url)
+        ok = wait_for("tiles", 120, lambda: fresh(tiles(d), a.tiles))
+        say("READY" if ok else "NOT READY")
+        shown = wait_for("class", 90, lambda: d.execute_script(CLASS_JS)["name"] != "")
+        first = d.execute_script(CLASS_JS)
+        time.sleep(2.5)
+        second = d.execute_script(CLASS_JS)
+        if shown:
+            d.save_screenshot(a.shots + "/wall-class.png")
+        say("CLASS" if shown else "NO CLASS")
+        summary = wait_for("summary", 120, lambda: (lambda c: c if c["summary"] and c["rows"] else None)(d.execute_script(CLASS_JS)))
+        if summary:
+            d.save_screenshot(a.shots + "/wall-summary.png")
+        return {"ready": bool(ok), "class": first, "class_later": second, "summary": summary,
+                "tiles_during_summary": len(tiles(d))}
+    finally:
+        d.quit()
+
+
 def bench(a):
     d = browser(1920, 1080)
     try:
@@ -212,7 +249,7 @@ def bench(a):
 
 def main():
     p = argparse.ArgumentParser()
-    p.add_argument("mode", choices=["layout", "stale", "restart", "bench"])
+    p.add_argument("mode", choices=["layout", "stale", "restart", "bench", "classes"])
     p.add_argument("url")
     p.add_argument("--tiles", type=int, default=40)
     p.add_argument("--sizes", default="1920x1080,1280x720")
@@ -222,7 +259,7 @@ def main():
     p.add_argument("--since", type=float, default=0)
     p.add_argument("--screens", type=int, default=10)
     a = p.parse_args()
-    result = {"layout": layout, "stale": stale, "restart": restart, "bench": bench}[a.mode](a)
+    result = {"layout": layout, "stale": stale, "restart": restart, "bench": bench, "classes": classes}[a.mode](a)
     print(json.dumps(result), flush=True)
 
 
