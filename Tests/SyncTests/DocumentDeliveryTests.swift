@@ -192,6 +192,8 @@ struct DocumentDeliveryTests {
         #expect(await h.backend.waitForRecords(120, timeout: .seconds(30)))
         let requests = h.backend.store.requests.filter { $0.path.hasPrefix("/api/") }
         #expect(requests.count == 5)   // 3 record batches of 50, 1 of workouts, 1 of profile metrics
+        // Interleaved: the documents go right after the first record batch, not after the backlog.
+        #expect(requests.map(\.path) == ["/api/v1/metrics", "/api/v1/workouts", "/api/v1/profile-metrics", "/api/v1/metrics", "/api/v1/metrics"])
         #expect(requests.allSatisfy { $0.version == BlegateVersion.current })
         #expect(requests.first?.outboxDepth == 123)
         let depths = requests.compactMap(\.outboxDepth)
@@ -199,6 +201,59 @@ struct DocumentDeliveryTests {
         #expect(depths == depths.sorted(by: >))
         #expect(h.backend.store.gateways["gym-test-1"]?.version == BlegateVersion.current)
         await h.finish()
+    }
+
+    @Test("the metrics machinery applies to documents: 413 splits, then quarantines one alone; 503 Retry-After is honoured; 401 pauses")
+    func faults() async throws {
+        let backend = try TestBackend(.init(token: Harness.token))
+        try await backend.start()
+        backend.faults.add(.status(503, retryAfter: "1", count: 1))
+        backend.faults.add(.maxBatch(2, count: 2))
+        let h = try await DocumentHarness.start(backend: backend)
+        for i in 1...4 { try await h.cache.putDocument(kind: .workout, id: Documents.uuid(i), json: Documents.workout(Documents.uuid(i))) }
+        await h.engine.wake()
+        #expect(try await h.waitForDocuments())
+        #expect(backend.store.workouts.map(\.id) == (1...4).map(Documents.uuid))
+        let events = h.log.all
+        #expect(events.contains { if case .backingOff(_, 503?, _, true, _) = $0 { true } else { false } })
+        #expect(events.contains { if case .split(4) = $0 { true } else { false } })
+
+        backend.faults.add(.maxBatch(0, count: 1))
+        try await h.cache.putDocument(kind: .profileMetric, id: Documents.uuid(20), json: Documents.profileMetric(Documents.uuid(20)))
+        await h.engine.wake()
+        #expect(try await h.waitForDocuments())
+        let alone = try await h.cache.document(kind: .profileMetric, id: Documents.uuid(20))
+        #expect(alone?.state == .quarantined)
+        #expect(alone?.reason?.contains("413") == true)
+
+        backend.store.token = "another-token"
+        try await h.cache.putDocument(kind: .workout, id: Documents.uuid(30), json: Documents.workout(Documents.uuid(30)))
+        await h.engine.wake()
+        #expect(await h.log.wait { $0.contains { if case .unauthorized = $0 { true } else { false } } })
+        #expect(try await h.cache.document(kind: .workout, id: Documents.uuid(30))?.state == .pending)
+        await h.finish()
+    }
+
+    @Test("the test backend's data file keeps workouts and profile metrics across a restart, still de-duplicating")
+    func backendDataFile() async throws {
+        let directory = TemporaryDirectory()
+        defer { directory.remove() }
+        let file = directory.path + "/backend.jsonl"
+        let first = try TestBackend(.init(token: Harness.token, dataFile: file))
+        try await first.start()
+        let h = try await DocumentHarness.start(backend: first)
+        try await h.cache.putDocument(kind: .workout, id: Documents.uuid(1), json: Documents.workout(Documents.uuid(1), avg: 120.0))
+        try await h.cache.putDocument(kind: .profileMetric, id: Documents.uuid(2), json: Documents.profileMetric(Documents.uuid(2)))
+        #expect(try await h.waitForDocuments())
+        try await h.cache.putDocument(kind: .workout, id: Documents.uuid(1), json: Documents.workout(Documents.uuid(1), avg: 122.0))
+        await h.engine.wake()
+        #expect(await first.wait(timeout: .seconds(30)) { $0.workouts.first?.replacements == 1 })
+        await h.finish()
+
+        let second = try TestBackend(.init(token: Harness.token, dataFile: file))
+        #expect(second.store.workouts.count == 1)
+        #expect(second.store.workouts.first?.json["avg_heart_rate"]?.number == 122.0)
+        #expect(second.store.profileMetrics.map(\.id) == [Documents.uuid(2)])
     }
 
     @Test("the request body splices each document's stored text unchanged")
