@@ -24,7 +24,6 @@ public final class CacheRecordSink: RecordSink {
     public func receive(_ record: WearMetrics, kind: RecordKind) {
         let sequence = cache.append(record)
         observer?(record, kind, sequence)
-        facts.seen(record.deviceID, at: record.timestamp)
         if kind == .device { facts.absorb(record) }
     }
 }
