@@ -4,10 +4,26 @@ import GRDB
 /// The database layout, as migrations: a cache written by an older blegate is upgraded
 /// in place, never recreated (it may hold records not yet delivered).
 enum CacheSchema {
-    /// `state` column values.
-    static let pending = 0
-    static let delivered = 1
+    /// `record.state` marks quarantined records; any other value (0, or 1 in rows
+    /// delivered before the outbox tables existed) means not quarantined. Whether a
+    /// record is pending is whether the outbox tables hold its sequence.
     static let quarantined = 2
+
+    /// A record's state as a column expression over `record` (0 pending, 1 delivered,
+    /// 2 quarantined): two rowid look-ups, no scan.
+    static let stateColumn = """
+        CASE WHEN record.state = 2 THEN 2
+             WHEN EXISTS (SELECT 1 FROM outbox WHERE outbox.sequence = record.sequence)
+               OR EXISTS (SELECT 1 FROM outbox_unpaired WHERE outbox_unpaired.sequence = record.sequence) THEN 0
+             ELSE 1 END
+        """
+
+    /// True for a delivered record, over `record`.
+    static let isDelivered = """
+        record.state != 2
+        AND NOT EXISTS (SELECT 1 FROM outbox WHERE outbox.sequence = record.sequence)
+        AND NOT EXISTS (SELECT 1 FROM outbox_unpaired WHERE outbox_unpaired.sequence = record.sequence)
+        """
 
     static var migrator: DatabaseMigrator {
         var m = DatabaseMigrator()
@@ -49,12 +65,28 @@ enum CacheSchema {
                 );
                 """)
         }
-        m.registerMigration("v2: documents") { db in
-            try DocumentStore.createTables(db)
+        m.registerMigration("v2: write-once records, outbox tables") { db in
+            // A record row is written once. Delivery deletes its sequence from a small
+            // outbox table instead of rewriting the row and three partial indexes: on an
+            // SD card each rewrite was a page of the record table plus index pages, per
+            // record. Pending records with a member are in `outbox`, those without one in
+            // `outbox_unpaired` (which `unpaired = hold` keeps back and `pair` moves).
+            try db.execute(sql: """
+                CREATE TABLE outbox (sequence INTEGER PRIMARY KEY);
+                CREATE TABLE outbox_unpaired (sequence INTEGER PRIMARY KEY, device_id TEXT NOT NULL);
+                INSERT INTO outbox (sequence) SELECT sequence FROM record WHERE state = 0 AND client_id IS NOT NULL;
+                INSERT INTO outbox_unpaired (sequence, device_id) SELECT sequence, device_id FROM record WHERE state = 0 AND client_id IS NULL;
+                DROP INDEX record_pending;
+                DROP INDEX record_pending_member;
+                DROP INDEX record_held;
+                CREATE TRIGGER record_deleted AFTER DELETE ON record BEGIN
+                    DELETE FROM outbox WHERE sequence = old.sequence;
+                    DELETE FROM outbox_unpaired WHERE sequence = old.sequence;
+                END;
+                """)
         }
-        m.registerMigration("v3: records by device and time") { db in
-            // A class's workouts read each member's records of the class window.
-            try db.execute(sql: "CREATE INDEX record_device_time ON record(device_id, timestamp_ms)")
+        m.registerMigration("v3: documents") { db in
+            try DocumentStore.createTables(db)
         }
         return m
     }

@@ -54,29 +54,43 @@ extension RecordCache {
         var stats = try await pool.read { db -> CacheStats in
             var s = CacheStats()
             var perDevice: [String: DeviceRecordCounts] = [:]
+            // Totals and quarantined from the records, pending from the outbox tables;
+            // delivered is the rest.
             let rows = try Row.fetchAll(db, sql: """
-                SELECT device_id, state, count(*), max(timestamp_ms), sum(client_id IS NULL) FROM record GROUP BY device_id, state
+                SELECT device_id, count(*), max(timestamp_ms), sum(state = 2) FROM record GROUP BY device_id
                 """)
             for row in rows {
                 let device: String = row[0]
-                let state = RecordState(column: row[1])
-                let n: Int = row[2]
-                let last: Int64? = row[3]
-                var d = perDevice[device] ?? DeviceRecordCounts(deviceID: device)
-                d.total += n
-                if let last, last > (d.lastTimestamp?.millisecondsSince1970 ?? .min) {
-                    d.lastTimestamp = UTCTimestamp(millisecondsSince1970: last)
-                }
-                switch state {
-                case .pending: d.pending += n; s.pending += n; s.unpairedPending += row[4] as Int
-                case .delivered: d.delivered += n; s.delivered += n
-                case .quarantined: d.quarantined += n; s.quarantined += n
-                }
-                s.total += n
+                var d = DeviceRecordCounts(deviceID: device)
+                d.total = row[1]
+                d.lastTimestamp = (row[2] as Int64?).map(UTCTimestamp.init(millisecondsSince1970:))
+                d.quarantined = row[3]
                 perDevice[device] = d
             }
+            let pending = try Row.fetchAll(db, sql: """
+                SELECT record.device_id, count(*), sum(p.unpaired)
+                FROM (SELECT sequence, 0 AS unpaired FROM outbox UNION ALL SELECT sequence, 1 FROM outbox_unpaired) AS p
+                JOIN record ON record.sequence = p.sequence GROUP BY record.device_id
+                """)
+            for row in pending {
+                let device: String = row[0]
+                let n: Int = row[1]
+                perDevice[device, default: DeviceRecordCounts(deviceID: device)].pending = n
+                s.pending += n
+                s.unpairedPending += row[2] as Int
+            }
+            for (device, var d) in perDevice {
+                d.delivered = d.total - d.pending - d.quarantined
+                perDevice[device] = d
+                s.total += d.total
+                s.delivered += d.delivered
+                s.quarantined += d.quarantined
+            }
             s.devices = perDevice.values.sorted { $0.deviceID < $1.deviceID }
-            if let row = try Row.fetchOne(db, sql: "SELECT timestamp_ms, stored_ms FROM record WHERE state = 0 ORDER BY sequence LIMIT 1") {
+            if let row = try Row.fetchOne(db, sql: """
+                SELECT record.timestamp_ms, record.stored_ms FROM record
+                WHERE record.sequence = (SELECT min(sequence) FROM (SELECT min(sequence) AS sequence FROM outbox UNION ALL SELECT min(sequence) FROM outbox_unpaired))
+                """) {
                 s.oldestPending = UTCTimestamp(millisecondsSince1970: row[0])
                 s.oldestPendingStored = UTCTimestamp(millisecondsSince1970: row[1])
             }

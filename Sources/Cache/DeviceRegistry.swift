@@ -49,9 +49,20 @@ public struct DeviceUpdate: Sendable, Equatable {
 extension RecordCache {
     /// Inserts or updates a device. `lastSeen` only moves forward.
     public func upsertDevice(_ u: DeviceUpdate) async throws {
-        let seen = u.lastSeen?.millisecondsSince1970
+        try await upsertDevices([u])
+    }
+
+    /// Several devices in one transaction (one fsync, not one per device).
+    public func upsertDevices(_ updates: [DeviceUpdate]) async throws {
+        guard !updates.isEmpty else { return }
         try await pool.write { db in
-            try db.execute(sql: """
+            for u in updates { try RecordCache.upsert(u, in: db) }
+        }
+    }
+
+    private static func upsert(_ u: DeviceUpdate, in db: Database) throws {
+        let seen = u.lastSeen?.millisecondsSince1970
+        try db.execute(sql: """
                 INSERT INTO device (address, name, model, firmware, battery, first_seen_ms, last_seen_ms)
                 VALUES (?, ?, ?, ?, ?, ?, ?)
                 ON CONFLICT(address) DO UPDATE SET
@@ -62,7 +73,6 @@ extension RecordCache {
                     first_seen_ms = coalesce(first_seen_ms, excluded.first_seen_ms),
                     last_seen_ms = max(coalesce(last_seen_ms, 0), coalesce(excluded.last_seen_ms, 0))
                 """, arguments: [u.address, u.name, u.model, u.firmware, u.battery, seen, seen])
-        }
     }
 
     /// Pairs a device with a member: records appended from now on carry `clientID`, and
@@ -80,9 +90,12 @@ extension RecordCache {
                 INSERT INTO device (address, client_id, paired_ms) VALUES (?, ?, ?)
                 ON CONFLICT(address) DO UPDATE SET client_id = excluded.client_id, paired_ms = excluded.paired_ms
                 """, arguments: [address, clientID, paired])
-            try db.execute(sql: "UPDATE record SET client_id = ? WHERE device_id = ? AND state = 0 AND client_id IS NULL",
+            try db.execute(sql: "UPDATE record SET client_id = ? WHERE sequence IN (SELECT sequence FROM outbox_unpaired WHERE device_id = ?)",
                            arguments: [clientID, address])
-            return db.changesCount
+            let assigned = db.changesCount
+            try db.execute(sql: "INSERT INTO outbox (sequence) SELECT sequence FROM outbox_unpaired WHERE device_id = ?", arguments: [address])
+            try db.execute(sql: "DELETE FROM outbox_unpaired WHERE device_id = ?", arguments: [address])
+            return assigned
         }
     }
 

@@ -15,6 +15,8 @@ import WearMetrics
 /// revision so a payload moved to another row or revision fails to open.
 enum DocumentStore {
     static func createTables(_ db: Database) throws {
+        // state: 0 pending, 1 delivered, 2 quarantined (documents are few: a delivered one
+        // is rewritten in place, unlike records).
         try db.execute(sql: """
             CREATE TABLE document (
                 sequence INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -49,8 +51,8 @@ enum DocumentStore {
         let revision: Int = row[2]
         let json = try text(kind: kind, id: id, revision: revision, encrypted: row[7], payload: row[8], cipher: cipher)
         let state: StoredDocument.State = switch row[3] as Int {
-        case CacheSchema.delivered: .delivered
-        case CacheSchema.quarantined: .quarantined
+        case 1: .delivered
+        case 2: .quarantined
         default: .pending
         }
         let delivered: Int64? = row[5]
@@ -147,8 +149,8 @@ extension RecordCache {
                 guard let kind = DocumentKind(rawValue: row[0]) else { continue }
                 let n: Int = row[2]
                 switch row[1] as Int {
-                case CacheSchema.delivered: counts[kind, default: DocumentCounts()].delivered += n
-                case CacheSchema.quarantined: counts[kind, default: DocumentCounts()].quarantined += n
+                case 1: counts[kind, default: DocumentCounts()].delivered += n
+                case 2: counts[kind, default: DocumentCounts()].quarantined += n
                 default: counts[kind, default: DocumentCounts()].pending += n
                 }
             }
@@ -212,7 +214,7 @@ extension RecordCache: DocumentOutbox {
 
     public func outboxDepth() async throws -> Int {
         try await pool.read { db in
-            let r = try Int.fetchOne(db, sql: "SELECT count(*) FROM record WHERE state = 0") ?? 0
+            let r = try Int.fetchOne(db, sql: "SELECT (SELECT count(*) FROM outbox) + (SELECT count(*) FROM outbox_unpaired)") ?? 0
             let d = try Int.fetchOne(db, sql: "SELECT count(*) FROM document WHERE state = 0") ?? 0
             return r + d
         }

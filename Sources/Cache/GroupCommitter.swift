@@ -39,6 +39,14 @@ final class GroupCommitter: @unchecked Sendable {
     private let cipher: PayloadCipher?
     private let intervalNanoseconds: UInt64
     private let maxRecords: Int
+    /// Used on the writer thread only.
+    private var idMaker = RecordID.Maker()
+    /// The `last_seen_ms` last written per device (writer thread only).
+    private var lastSeenWritten: [String: Int64] = [:]
+    /// A device's `last_seen_ms` is rewritten at most this often while records keep
+    /// coming (and at close): every commit rewrote the device table's pages for a value
+    /// nobody reads to the second.
+    static let lastSeenResolutionMilliseconds: Int64 = 60_000
 
     init(pool: DatabasePool, cipher: PayloadCipher?, interval: Duration, maxRecords: Int,
          nextSequence: Int64, members: [String: String]) {
@@ -202,11 +210,12 @@ final class GroupCommitter: @unchecked Sendable {
             let batch = buffer
             buffer = []
             flushRequested = false
+            let final = stopping
             condition.unlock()
 
             let started = monotonicNanoseconds()
             do {
-                try write(batch, using: &generator)
+                try write(batch, final: final, using: &generator)
                 let committedAt = monotonicNanoseconds()
                 retryDelay = 50_000_000
                 condition.lock()
@@ -249,11 +258,11 @@ final class GroupCommitter: @unchecked Sendable {
         }
     }
 
-    private func write(_ batch: [Pending], using generator: inout SystemRandomNumberGenerator) throws {
+    private func write(_ batch: [Pending], final: Bool, using generator: inout SystemRandomNumberGenerator) throws {
         let storedAt = UTCTimestamp.wallClock.millisecondsSince1970
         var ids: [String] = []
         ids.reserveCapacity(batch.count)
-        for _ in batch { ids.append(RecordID.make(using: &generator)) }
+        for _ in batch { ids.append(idMaker.next(atMilliseconds: storedAt, using: &generator)) }
         // Serialize and encrypt outside SQLite's write lock.
         var payloads: [Data] = []
         payloads.reserveCapacity(batch.count)
@@ -267,16 +276,31 @@ final class GroupCommitter: @unchecked Sendable {
             if let old = lastSeen[p.record.deviceID], old >= t { continue }
             lastSeen[p.record.deviceID] = t
         }
+        if !final {
+            lastSeen = lastSeen.filter { address, t in
+                guard let written = lastSeenWritten[address] else { return true }
+                return t >= written + Self.lastSeenResolutionMilliseconds
+            }
+        }
         let encrypted = cipher == nil ? 0 : 1
         try pool.write { db in
             let insert = try db.cachedStatement(sql: """
                 INSERT INTO record (sequence, id, device_id, timestamp_ms, client_id, state, stored_ms, encrypted, payload)
                 VALUES (?, ?, ?, ?, ?, 0, ?, ?, ?)
                 """)
+            let pending = try db.cachedStatement(sql: "INSERT INTO outbox (sequence) VALUES (?)")
+            let unpaired = try db.cachedStatement(sql: "INSERT INTO outbox_unpaired (sequence, device_id) VALUES (?, ?)")
             for (i, p) in batch.enumerated() {
                 insert.setUncheckedArguments([p.sequence, ids[i], p.record.deviceID, p.record.timestamp.millisecondsSince1970,
                                               p.clientID, storedAt, encrypted, payloads[i]])
                 try insert.execute()
+                if p.clientID != nil {
+                    pending.setUncheckedArguments([p.sequence])
+                    try pending.execute()
+                } else {
+                    unpaired.setUncheckedArguments([p.sequence, p.record.deviceID])
+                    try unpaired.execute()
+                }
             }
             let seen = try db.cachedStatement(sql: """
                 INSERT INTO device (address, first_seen_ms, last_seen_ms) VALUES (?, ?, ?)
@@ -287,6 +311,7 @@ final class GroupCommitter: @unchecked Sendable {
                 try seen.execute()
             }
         }
+        for (address, t) in lastSeen { lastSeenWritten[address] = max(lastSeenWritten[address] ?? t, t) }
     }
 }
 

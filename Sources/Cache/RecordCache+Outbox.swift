@@ -11,9 +11,11 @@ extension RecordCache: SyncOutbox {
     public func pendingBatch(limit: Int) async throws -> [OutboxRecord] {
         guard limit > 0 else { return [] }
         let cipher = self.cipher
-        let sql = options.unpaired == .hold
-            ? "SELECT \(RecordCache.recordColumns) FROM record WHERE state = 0 AND client_id IS NOT NULL ORDER BY sequence LIMIT ?"
-            : "SELECT \(RecordCache.recordColumns) FROM record WHERE state = 0 ORDER BY sequence LIMIT ?"
+        // The outbox tables are small and ordered by sequence; `send` merges both.
+        let pending = options.unpaired == .hold
+            ? "SELECT sequence FROM outbox ORDER BY sequence LIMIT ?"
+            : "SELECT sequence FROM outbox UNION ALL SELECT sequence FROM outbox_unpaired ORDER BY sequence LIMIT ?"
+        let sql = "SELECT \(RecordCache.recordColumns) FROM (\(pending)) AS p JOIN record ON record.sequence = p.sequence ORDER BY record.sequence"
         while true {
             let (batch, bad) = try await pool.read { db in
                 var batch: [OutboxRecord] = []
@@ -33,25 +35,39 @@ extension RecordCache: SyncOutbox {
         }
     }
 
+    /// Pending → delivered: the records leave the outbox tables; their rows are not
+    /// rewritten (on an SD card, a rewrite per record cost more than the record).
     public func markDelivered(_ ids: [String]) async throws {
         guard !ids.isEmpty else { return }
-        let now = UTCTimestamp.wallClock.millisecondsSince1970
         try await pool.write { db in
-            let update = try db.cachedStatement(sql: "UPDATE record SET state = 1, delivered_ms = ? WHERE id = ? AND state = 0")
+            let sequence = try db.cachedStatement(sql: "SELECT sequence FROM record WHERE id = ?")
+            let paired = try db.cachedStatement(sql: "DELETE FROM outbox WHERE sequence = ?")
+            let unpaired = try db.cachedStatement(sql: "DELETE FROM outbox_unpaired WHERE sequence = ?")
             for id in ids {
-                update.setUncheckedArguments([now, id])
-                try update.execute()
+                guard let seq = try Int64.fetchOne(sequence, arguments: [id]) else { continue }
+                try paired.execute(arguments: [seq])
+                try unpaired.execute(arguments: [seq])
             }
         }
     }
 
+    /// Pending → quarantined with the reason (the row is rewritten: rare).
     public func quarantine(_ rejections: [OutboxRejection]) async throws {
         guard !rejections.isEmpty else { return }
         try await pool.write { db in
-            let update = try db.cachedStatement(sql: "UPDATE record SET state = 2, reason = ? WHERE id = ? AND state = 0")
+            let sequence = try db.cachedStatement(sql: "SELECT sequence FROM record WHERE id = ? AND state != 2")
+            let paired = try db.cachedStatement(sql: "DELETE FROM outbox WHERE sequence = ?")
+            let unpaired = try db.cachedStatement(sql: "DELETE FROM outbox_unpaired WHERE sequence = ?")
+            let update = try db.cachedStatement(sql: "UPDATE record SET state = 2, reason = ? WHERE sequence = ?")
             for r in rejections {
-                update.setUncheckedArguments([r.reason, r.id])
-                try update.execute()
+                guard let seq = try Int64.fetchOne(sequence, arguments: [r.id]) else { continue }
+                try paired.execute(arguments: [seq])
+                var removed = db.changesCount
+                try unpaired.execute(arguments: [seq])
+                removed += db.changesCount
+                // Only a pending record is quarantined; a delivered one stays delivered.
+                guard removed > 0 else { continue }
+                try update.execute(arguments: [r.reason, seq])
             }
         }
     }

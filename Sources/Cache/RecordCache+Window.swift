@@ -11,17 +11,43 @@ extension RecordCache {
         }
     }
 
-    /// One device's records timestamped within `[fromMs, toMs]`, oldest first (by
-    /// timestamp, then by arrival): a workout is computed from these, so it is the same
-    /// after a restart as it would have been without one.
-    public func records(device: String, from fromMs: Int64, to toMs: Int64) async throws -> [StoredRecord] {
+    /// The records of `devices` timestamped within `[fromMs, toMs]`, per device, oldest
+    /// first (by timestamp, then by arrival): a workout is computed from these, so it is
+    /// the same after a restart as it would have been without one.
+    ///
+    /// The window is found by the timestamp index and rows of other devices are skipped
+    /// without being decoded. There is no index by device: its insertion points, one per
+    /// strap, would dirty a page per record on every commit (docs/cache.md, SD-card wear).
+    /// Callers ask for a few devices at a time so that memory stays bounded.
+    public func records(devices: [String], from fromMs: Int64, to toMs: Int64) async throws -> [String: [StoredRecord]] {
+        guard !devices.isEmpty else { return [:] }
         let cipher = self.cipher
+        let placeholders = Array(repeating: "?", count: devices.count).joined(separator: ",")
         return try await pool.read { db in
-            try Row.fetchAll(db, sql: """
-                SELECT \(RecordCache.recordColumns) FROM record INDEXED BY record_device_time
-                WHERE device_id = ? AND timestamp_ms BETWEEN ? AND ? ORDER BY timestamp_ms, sequence
-                """, arguments: [device, fromMs, toMs])
-                .map { try RecordCache.decode($0, cipher: cipher) }
+            var arguments: [any DatabaseValueConvertible] = [fromMs, toMs]
+            arguments += devices
+            var out: [String: [StoredRecord]] = [:]
+            let rows = try Row.fetchCursor(db, sql: """
+                SELECT \(RecordCache.recordColumns), record.device_id FROM record
+                WHERE timestamp_ms BETWEEN ? AND ? AND device_id IN (\(placeholders)) ORDER BY timestamp_ms, sequence
+                """, arguments: StatementArguments(arguments))
+            while let row = try rows.next() {
+                out[row["device_id"], default: []].append(try RecordCache.decode(row, cipher: cipher))
+            }
+            return out
+        }
+    }
+
+    /// One device's records within `[fromMs, toMs]` (see `records(devices:from:to:)`).
+    public func records(device: String, from fromMs: Int64, to toMs: Int64) async throws -> [StoredRecord] {
+        try await records(devices: [device], from: fromMs, to: toMs)[device] ?? []
+    }
+
+    /// The newest sequence among records timestamped within `[fromMs, toMs]` (0 for none):
+    /// a class's workouts need computing again only when it grew (late records).
+    public func lastSequence(from fromMs: Int64, to toMs: Int64) async throws -> Int64 {
+        try await pool.read { db in
+            try Int64.fetchOne(db, sql: "SELECT MAX(sequence) FROM record WHERE timestamp_ms BETWEEN ? AND ?", arguments: [fromMs, toMs]) ?? 0
         }
     }
 }

@@ -6,8 +6,8 @@ import WearMetrics
 /// The gateway's durable local cache: every record with a stable UUID and an outbox
 /// sequence, the device registry, and the outbox the sync engine drains.
 ///
-/// SQLite in WAL mode, `synchronous = FULL`: a record is on disk once its group commit
-/// returns, and `blegate cache ...` can read from another process while the gateway
+/// SQLite in WAL mode, `synchronous = FULL`: a record is on the device once its group
+/// commit returns, and `blegate cache ...` can read from another process while the gateway
 /// writes. `append` never touches SQLite (see `GroupCommitter`); everything else goes
 /// through GRDB's serialized writer or its reader pool.
 public final class RecordCache: Sendable {
@@ -48,7 +48,6 @@ public final class RecordCache: Sendable {
         // of their own), while each connection keeps a page cache of its own (below).
         config.maximumReaderCount = 1
         config.prepareDatabase { db in
-            try db.execute(sql: "PRAGMA synchronous = FULL")
             // 512 KiB of page cache per connection. Each connection's cache fills as the
             // database grows, so the cache size is memory the gateway gains slowly and
             // keeps: with 8 MiB, `blegate run` rose 7 MiB in its first 4 minutes with 50
@@ -64,6 +63,11 @@ public final class RecordCache: Sendable {
             // system. It can only be switched on before the first table exists, and in
             // WAL mode takes a VACUUM (of an empty file here) to apply.
             try pool.writeWithoutTransaction { db in
+                // FULL: each commit fsyncs the WAL, so a committed record survives a power
+                // cut. Set here, on the one writer connection, because GRDB's WAL set-up
+                // sets NORMAL after `prepareDatabase` runs (NORMAL syncs only at
+                // checkpoints: a power cut could roll back a whole WAL of commits).
+                try db.execute(sql: "PRAGMA synchronous = FULL")
                 if try Int.fetchOne(db, sql: "SELECT count(*) FROM sqlite_master") == 0 {
                     try db.execute(sql: "PRAGMA auto_vacuum = INCREMENTAL")
                     try db.execute(sql: "VACUUM")
@@ -175,7 +179,7 @@ public final class RecordCache: Sendable {
         }
     }
 
-    static let recordColumns = "sequence, id, client_id, state, reason, encrypted, payload"
+    static let recordColumns = "record.sequence, record.id, record.client_id, \(CacheSchema.stateColumn), record.reason, record.encrypted, record.payload"
 
     /// Row (in `recordColumns` order) → StoredRecord.
     static func decode(_ row: Row, cipher: PayloadCipher?) throws(CacheError) -> StoredRecord {

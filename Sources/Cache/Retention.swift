@@ -32,9 +32,10 @@ extension RecordCache {
             report.dryRun = dryRun
             try db.inTransaction {
                 report.bytesBefore = try RecordCache.usedBytes(db)
-                let scope = policy.deleteUnsynced ? "" : "AND state = 1"
+                // Deleting a record removes it from the outbox tables too (a trigger).
+                let scope = policy.deleteUnsynced ? "" : "AND \(CacheSchema.isDelivered)"
                 if policy.deleteUnsynced {
-                    report.deletedUnsynced += try Int.fetchOne(db, sql: "SELECT count(*) FROM record WHERE timestamp_ms < ? AND state != 1", arguments: [cutoff]) ?? 0
+                    report.deletedUnsynced += try Int.fetchOne(db, sql: "SELECT count(*) FROM record WHERE timestamp_ms < ? AND NOT (\(CacheSchema.isDelivered))", arguments: [cutoff]) ?? 0
                 }
                 try db.execute(sql: "DELETE FROM record WHERE timestamp_ms < ? \(scope)", arguments: [cutoff])
                 report.deletedByAge = db.changesCount
@@ -50,7 +51,7 @@ extension RecordCache {
                     let n = max(1, Int((Double(used - policy.maximumBytes) / perRecord * 1.05).rounded(.up)))
                     let victims = "SELECT sequence FROM record WHERE 1 \(scope) ORDER BY sequence LIMIT \(n)"
                     if policy.deleteUnsynced {
-                        report.deletedUnsynced += try Int.fetchOne(db, sql: "SELECT count(*) FROM record WHERE sequence IN (\(victims)) AND state != 1") ?? 0
+                        report.deletedUnsynced += try Int.fetchOne(db, sql: "SELECT count(*) FROM record WHERE sequence IN (\(victims)) AND NOT (\(CacheSchema.isDelivered))") ?? 0
                     }
                     try db.execute(sql: "DELETE FROM record WHERE sequence IN (\(victims))")
                     let deleted = db.changesCount

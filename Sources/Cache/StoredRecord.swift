@@ -10,9 +10,10 @@ public enum RecordState: String, Sendable, Equatable {
     /// The backend refused it for good; kept with the reason, never sent again.
     case quarantined
 
+    /// From `CacheSchema.stateColumn` (0 pending, 1 delivered, 2 quarantined).
     init(column: Int) {
         switch column {
-        case CacheSchema.delivered: self = .delivered
+        case 1: self = .delivered
         case CacheSchema.quarantined: self = .quarantined
         default: self = .pending
         }

@@ -48,6 +48,8 @@ public struct LinkConfiguration: Sendable {
     /// Battery Level reads when 0x2A19 cannot notify.
     public var batteryReadInterval: Duration = .seconds(300)
     public var hrv = HRVEngineConfiguration()
+    /// What one device's notifications may carry and how fast they may come.
+    public var notificationLimits = NotificationLimits()
     /// When an adapter counts as stalled, and the pause between recoveries.
     public var health = AdapterHealth.Settings()
     /// Resets an adapter (by name) through HCI, for stalls a power-cycle did not cure.

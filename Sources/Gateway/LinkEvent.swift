@@ -22,6 +22,9 @@ public enum LinkEvent: Sendable, Equatable {
     case bluetoothdAppeared
     case discovery(adapter: String, active: Bool, error: String?)
     case adapterRecovery(adapter: String, action: String, cause: String, error: String?)
+    /// A device's notifications were dropped (too fast, or values longer than BLE allows):
+    /// totals since start, drops since the last report and how long ago that was.
+    case notificationsDropped(address: String, reason: String, tooFast: Int, oversized: Int, newDrops: Int, overSeconds: Double?)
 
     /// One line for stderr.
     public var message: String {
@@ -42,6 +45,12 @@ public enum LinkEvent: Sendable, Equatable {
         case .bluetoothdAppeared: return "bluetoothd is on the bus; resuming every device"
         case let .adapterRecovery(ad, action, cause, err):
             return "\(ad) looks stalled (\(cause)): \(action)" + (err.map { " failed: \($0)" } ?? " done")
+        case let .notificationsDropped(a, reason, fast, big, new, over):
+            var parts: [String] = []
+            if fast > 0 { parts.append("\(fast) too fast") }
+            if big > 0 { parts.append("\(big) oversized") }
+            return "\(a) \(reason): notifications dropped (\(parts.joined(separator: ", ")) since start"
+                + (over.map { ", \(new) in the last \(Int($0)) s" } ?? "") + ")"
         case let .discovery(ad, active, err): return "\(ad): discovery \(active ? "on" : "off")" + (err.map { " (\($0))" } ?? "")
         }
     }

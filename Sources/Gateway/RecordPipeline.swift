@@ -19,6 +19,14 @@ public struct NotificationCounters: Sendable, Hashable {
     /// Monotonic seconds of the last advertised record and of the last linked heart rate.
     public var lastAdvertisedAt: Double?
     public var lastLinkedAt: Double?
+    /// Values longer than BLE allows, dropped before decoding.
+    public var oversized = 0
+    /// Heart-rate notifications dropped for coming faster than any heart beats.
+    public var tooFast = 0
+    /// RR intervals dropped from records that carried more than a record may.
+    public var rrDropped = 0
+    /// Why the device is flagged (too fast, oversized values), while it lasts.
+    public var flag: String?
 }
 
 /// Decoding, normalization and HRV for every device, between the notification readers
@@ -33,6 +41,11 @@ final class RecordPipeline: Sendable {
         var counters = NotificationCounters()
         /// Frame counter of the last advertisement turned into a record.
         var advertFrame: UInt8?
+        var bucket: RateBucket?
+        /// Monotonic seconds of the last journal line about this device's excess, and the
+        /// counts it reported.
+        var reportedAt: Double?
+        var reportedDrops = 0
     }
 
     /// While a link delivered heart rate this recently, advertisements add nothing.
@@ -45,27 +58,51 @@ final class RecordPipeline: Sendable {
     }
 
     let sink: any RecordSink
+    let limits: NotificationLimits
     private let state: Mutex<State>
+    private let emit: @Sendable (LinkEvent) -> Void
 
-    init(sink: any RecordSink, hrv: HRVEngineConfiguration) {
+    init(sink: any RecordSink, hrv: HRVEngineConfiguration, limits: NotificationLimits = NotificationLimits(),
+         emit: @escaping @Sendable (LinkEvent) -> Void = { _ in }) {
         self.sink = sink
+        self.limits = limits
+        self.emit = emit
         self.state = Mutex(State(hrv: HRVEngine(configuration: hrv)))
     }
 
     /// One Heart Rate Measurement. A payload that does not decode is counted and
-    /// skipped: it never reaches the sink and never stops the stream.
+    /// skipped: it never reaches the sink and never stops the stream. Values longer than
+    /// BLE allows and notifications faster than a heart beats are dropped before decoding,
+    /// counted, and flag the device; a record keeps at most `maxRRPerRecord` RR intervals.
     func heartRate(deviceID: String, bytes: UnsafeRawBufferPointer) {
-        let measurement: HeartRateMeasurement
+        let now = WallClock.monotonic()
+        let limits = self.limits
+        if bytes.count > limits.maxValueBytes {
+            excess(deviceID, now: now) { $0.oversized += 1 }
+            return
+        }
+        if let rate = limits.maxRate {
+            let admitted = state.withLock { s in
+                s.devices[deviceID, default: Device()].withBucket(burst: limits.burst, now: now) { $0.take(rate: rate, burst: limits.burst, now: now) }
+            }
+            if !admitted {
+                excess(deviceID, now: now) { $0.tooFast += 1 }
+                return
+            }
+        }
+        var measurement: HeartRateMeasurement
         do {
             measurement = try HeartRateMeasurement(bytes: bytes)
         } catch {
             state.withLock { $0.devices[deviceID, default: Device()].counters.malformed += 1 }
             return
         }
+        let extraRR = measurement.rrIntervalTicks.count - limits.maxRRPerRecord
+        if extraRR > 0 { measurement.rrIntervalTicks.removeFirst(extraRR) }
         let time = WallClock.now()
-        let now = WallClock.monotonic()
         state.withLock { s in
             let record = s.devices[deviceID, default: Device()].withRecord { device in
+                if extraRR > 0 { device.counters.rrDropped += extraRR }
                 device.counters.heartRate += 1
                 device.counters.lastHeartRate = measurement.heartRate
                 device.counters.lastLinkedAt = now
@@ -155,6 +192,30 @@ final class RecordPipeline: Sendable {
         }
     }
 
+    /// Counts a dropped notification, flags the device, and tells the journal at once and
+    /// then every `reportEvery` seconds while it lasts (one line, not one per drop).
+    private func excess(_ deviceID: String, now: Double, count: (inout NotificationCounters) -> Void) {
+        let event: LinkEvent? = state.withLock { s in
+            var device = s.devices[deviceID, default: Device()]
+            defer { s.devices[deviceID] = device }
+            count(&device.counters)
+            let c = device.counters
+            let drops = c.tooFast + c.oversized
+            var why: [String] = []
+            if c.tooFast > 0 { why.append("notifies faster than a heart beats") }
+            if c.oversized > 0 { why.append("sends values longer than BLE allows") }
+            device.counters.flag = why.joined(separator: ", ")
+            if let last = device.reportedAt, now - last < limits.reportEvery { return nil }
+            let since = device.reportedAt.map { now - $0 }
+            device.reportedAt = now
+            defer { device.reportedDrops = drops }
+            return .notificationsDropped(address: deviceID, reason: device.counters.flag ?? "",
+                                         tooFast: c.tooFast, oversized: c.oversized,
+                                         newDrops: drops - device.reportedDrops, overSeconds: since)
+        }
+        if let event { emit(event) }
+    }
+
     func counters(deviceID: String) -> NotificationCounters {
         state.withLock { $0.devices[deviceID]?.counters ?? NotificationCounters() }
     }
@@ -167,4 +228,10 @@ final class RecordPipeline: Sendable {
 extension RecordPipeline.Device {
     /// In-place access through the dictionary (no copy of the meta per notification).
     mutating func withRecord(_ body: (inout Self) -> WearMetrics) -> WearMetrics { body(&self) }
+
+    mutating func withBucket(burst: Double, now: Double, _ body: (inout RateBucket) -> Bool) -> Bool {
+        var b = bucket ?? RateBucket(burst: burst, now: now)
+        defer { bucket = b }
+        return body(&b)
+    }
 }

@@ -36,8 +36,9 @@ public final class StrapManager: Sendable {
         let mirror = BlueZMirror(connection: connection)
         self.mirror = mirror
         let reader = try NotifySocketReader(gather: configuration.notifyGather)
-        let pipeline = RecordPipeline(sink: sink, hrv: configuration.hrv)
         let emitter = EventFanOut()
+        let pipeline = RecordPipeline(sink: sink, hrv: configuration.hrv, limits: configuration.notificationLimits,
+                                      emit: { emitter.emit($0) })
         self.fanOut = emitter
         let scheduler = LinkScheduler(mirror: mirror, configuration: configuration, emit: { emitter.emit($0) })
         context = LinkContext(connection: connection, mirror: mirror, reader: reader, routes: NotifyRoutes(),

@@ -150,6 +150,9 @@ final class BluetoothService: Service, Sendable {
             logger.warning("\(event.message)")
         case .resubscribed, .bluetoothdAppeared:
             logger.info("\(event.message)")
+        case let .notificationsDropped(address, reason, _, _, _, _):
+            errors.add(.bluetooth, "\(address) \(reason)", detail: event.message)
+            logger.warning("\(event.message)")
         }
     }
 }

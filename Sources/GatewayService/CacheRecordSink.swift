@@ -29,7 +29,6 @@ public final class CacheRecordSink: RecordSink {
         let sequence = cache.append(record)
         observer?(record, kind, sequence)
         profileMetrics.appended(record, sequence: sequence)
-        facts.seen(record.deviceID, at: record.timestamp)
         if kind == .device { facts.absorb(record) }
     }
 }

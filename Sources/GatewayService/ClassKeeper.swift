@@ -35,8 +35,9 @@ final class ClassKeeper: Sendable {
     private let book = Mutex(ClassBook())
     private let dirty = Atomic<Bool>(false)
     private let processing = Atomic<Bool>(false)
-    /// When each ended class was last computed (ms), so corrections run once a minute.
-    private let computedAt = Mutex<[String: Int64]>([:])
+    /// When each ended class was last computed (ms) and the newest record sequence in its
+    /// window then: corrections run once a minute, and only when records arrived late.
+    private let computedAt = Mutex<[String: (ms: Int64, sequence: Int64)]>([:])
 
     /// `onChange` hears the running class and the classes that just ended, `onSummary` a
     /// class's workouts when they are first stored (the wall).
@@ -123,19 +124,25 @@ final class ClassKeeper: Sendable {
         let now = Self.nowMs()
         let due = book.withLock { $0.finished }.filter { f in
             guard f.stored else { return true }
-            let last = computedAt.withLock { $0[f.session.key] } ?? 0
+            let last = computedAt.withLock { $0[f.session.key]?.ms } ?? 0
             return now - last >= 60_000 || now >= f.correctUntilMs
         }
         guard !due.isEmpty else { return }
         for f in due {
             do {
+                let sequence = try await cache.lastSequence(from: f.session.startMs, to: f.session.endMs ?? f.session.startMs)
+                if f.stored, let last = computedAt.withLock({ $0[f.session.key] }), last.sequence >= sequence {
+                    computedAt.withLock { $0[f.session.key] = (now, sequence) }
+                    book.withLock { $0.stored(key: f.session.key, now: now) }
+                    continue
+                }
                 let stored = try await workouts.store(f.session, minDurationMs: settings.minDurationMs,
                                                       type: f.session.origin == .openGym ? settings.openGymType : f.session.type)
                 if !f.stored, f.session.origin != .openGym || !stored.isEmpty {
                     logger.notice("workouts stored", metadata: ["class": "\(f.session.name ?? "open gym")", "workouts": "\(stored.count)"])
                 }
                 if !f.stored, f.session.origin != .openGym { onSummary(f.session, stored) }
-                computedAt.withLock { $0[f.session.key] = now }
+                computedAt.withLock { $0[f.session.key] = (now, sequence) }
                 book.withLock { $0.stored(key: f.session.key, now: now) }
             } catch {
                 logger.error("cannot store the workouts of a class", metadata: ["class": "\(f.session.key)", "error": "\(error)"])

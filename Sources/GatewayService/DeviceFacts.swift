@@ -3,21 +3,14 @@ import Cache
 import Synchronization
 import WearMetrics
 
-/// What the stream teaches the device registry (name, model, firmware, battery, last
-/// seen), gathered in memory on the notification threads and written to the cache every
-/// few seconds: one SQLite write per device per period, not one per notification.
+/// What the stream teaches the device registry (name, model, firmware, battery),
+/// gathered in memory on the notification threads and written to the cache every few
+/// seconds in one transaction, and only when something was learned. (Last seen is the
+/// cache's own: its group commit writes it.)
 public final class DeviceFacts: Sendable {
     private let pending = Mutex<[String: DeviceUpdate]>([:])
 
     public init() {}
-
-    /// A record arrived for this device.
-    func seen(_ deviceID: String, at time: UTCTimestamp) {
-        pending.withLock { p in
-            if p[deviceID] == nil { p[deviceID] = DeviceUpdate(address: deviceID) }
-            if (p[deviceID]!.lastSeen ?? time) <= time { p[deviceID]!.lastSeen = time }
-        }
-    }
 
     /// Device Information and battery from a `.device` record's meta.
     func absorb(_ record: WearMetrics) {
@@ -50,17 +43,15 @@ public final class DeviceFacts: Sendable {
             defer { p.removeAll() }
             return Array(p.values)
         }
-        var failed: [DeviceUpdate] = []
-        var firstError: (any Error)?
-        for u in batch {
-            do {
-                try await cache.upsertDevice(u)
-            } catch {
-                failed.append(u)
-                firstError = firstError ?? error
-            }
+        let failed: [DeviceUpdate]
+        let firstError: any Error
+        do {
+            try await cache.upsertDevices(batch)
+            return
+        } catch {
+            failed = batch
+            firstError = error
         }
-        guard let firstError else { return }
         pending.withLock { p in
             for old in failed {
                 var merged = old

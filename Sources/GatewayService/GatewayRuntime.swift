@@ -48,11 +48,12 @@ public final class GatewayRuntime: Sendable {
     private let group = Mutex<ServiceGroup?>(nil)
     private let shutdownRequested = Atomic<Bool>(false)
 
-    /// The cache's group commit interval in `blegate run`: a notification is on disk within
-    /// this (plus one transaction). 10 ms keeps the p99 within 20 ms; the cost is up to
-    /// 100 small WAL commits a second with many straps (see docs/run.md before raising
-    /// or lowering it on an SD card).
-    public static let defaultCommitInterval = Duration.milliseconds(10)
+    /// The cache's group commit interval in `blegate run`: a notification is on the device
+    /// within this (plus one transaction), and a power cut loses at most this much. One
+    /// commit a second gathers every strap's records into a few pages; commits every few
+    /// milliseconds wrote each record's pages on their own and wore an SD card out in
+    /// months (docs/cache.md, "Writes and card life").
+    public static let defaultCommitInterval = Duration.seconds(1)
 
     /// Opens the cache and binds the status socket; nothing runs until `run()`.
     public init(configuration c: GatewayConfiguration, bus: DBusBusAddress, logger: Logger,

@@ -23,8 +23,8 @@ extension LinkConfiguration {
         hrv = HRVEngineConfiguration(rmssdWindow: windows.min() ?? 60, sdnnWindow: windows.max() ?? 300)
         jitterSeed = UInt64(truncatingIfNeeded: getpid())
         // A gym's straps notify about once a second each: wake-ups cost little at that
-        // rate, while every millisecond counts against notification → committed
-        // latency (p99 ≤ 20 ms with the cache's commit interval on top).
+        // rate, and a short gather keeps notification → record (the wall, the cache's
+        // buffer) within a few milliseconds.
         notifyGather = .milliseconds(2)
         adapterReset = AdapterResetter.make(allowed: c.bluetooth.adapterReset).reset
     }

@@ -16,7 +16,8 @@ extension StatusReport {
         report.devices = try await cache.devices().map { d in
             DeviceStatus(address: d.address, name: d.name, adapter: nil, state: "offline", reason: "the gateway is not running", connected: false,
                          lastHeartRate: nil, battery: d.battery.map { Int(($0 * 100).rounded()) }, rssi: nil,
-                         reconnects: nil, notifications: nil, malformed: nil, model: d.model, firmware: d.firmware,
+                         reconnects: nil, notifications: nil, malformed: nil, tooFast: nil, oversized: nil, rrDropped: nil, flag: nil,
+                         model: d.model, firmware: d.firmware,
                          lastSeen: d.lastSeen?.iso8601, paired: d.member != nil)
         }
         if let data = try await cache.loadMeta(key: SavedServiceState.key),
@@ -66,7 +67,8 @@ extension StatusReport {
                      lastHeartRate: link.counters.lastHeartRate.map(Int.init),
                      battery: link.counters.lastBattery.map(Int.init) ?? registry?.battery.map { Int(($0 * 100).rounded()) },
                      rssi: link.rssi.map(Int.init), reconnects: link.reconnects, notifications: link.counters.heartRate,
-                     malformed: link.counters.malformed, model: registry?.model, firmware: registry?.firmware,
+                     malformed: link.counters.malformed, tooFast: link.counters.tooFast, oversized: link.counters.oversized,
+                     rrDropped: link.counters.rrDropped, flag: link.counters.flag, model: registry?.model, firmware: registry?.firmware,
                      lastSeen: registry?.lastSeen?.iso8601, paired: registry?.member != nil)
     }
 }

@@ -44,6 +44,13 @@ public struct StatusReport: Sendable, Codable, Equatable {
         public var reconnects: Int?
         public var notifications: Int?
         public var malformed: Int?
+        /// Notifications dropped for coming faster than a heart beats, or longer than BLE
+        /// allows, and RR intervals cut from records carrying too many (live only).
+        public var tooFast: Int?
+        public var oversized: Int?
+        public var rrDropped: Int?
+        /// Why the device is flagged (it notifies too fast, sends oversized values).
+        public var flag: String?
         public var model: String?
         public var firmware: String?
         public var lastSeen: String?

@@ -64,6 +64,9 @@ struct WorkoutAssembler: Sendable {
         return profile
     }
 
+    /// Members whose records are read from the cache together.
+    static let devicesPerRead = 8
+
     /// The stable id of a member's workout in a class.
     func workoutID(session: ClassSession, device: String) -> String {
         NameBasedUUID.v5(namespace: Self.idNamespace, name: "\(gatewayID)/\(session.key)/\(device)")!
@@ -79,8 +82,14 @@ struct WorkoutAssembler: Sendable {
         let learned = await learnedMaxHR()
         let weights = (try? await cache.latestWeights()) ?? [:]
         var stored: [(device: String, workout: WorkoutOutput)] = []
-        for device in devices {
-            let records = try await cache.records(device: device, from: session.startMs, to: end).map(\.record)
+        // A few members at a time: a class of 40 holds one member group's records in memory,
+        // not everyone's.
+        var group: [String: [StoredRecord]] = [:]
+        for (i, device) in devices.enumerated() {
+            if i % Self.devicesPerRead == 0 {
+                group = try await cache.records(devices: Array(devices[i..<min(i + Self.devicesPerRead, devices.count)]), from: session.startMs, to: end)
+            }
+            let records = (group[device] ?? []).map(\.record)
             let entry = registry[device]
             let clientID = entry?.member?.clientID
             var profile = Self.profile(device: device, clientID: clientID, members: members, learned: learned)

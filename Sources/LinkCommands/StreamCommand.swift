@@ -89,6 +89,9 @@ public struct StreamCommand: LinkCommand {
         config.selection = DeviceSelection(mode: .list, allow: devices.map { DeviceSelection.isAddress($0) ? $0.uppercased() : $0 })
         config.notify = notify
         config.maxLinks = maxLinks
+        // stream shows (and benchmarks measure) what devices send, however fast; values
+        // longer than BLE allows and RR beyond a record's share are still cut.
+        config.notificationLimits = .unlimitedRate
         config.notifyGather = .microseconds(Int64(gatherMilliseconds * 1000))
         config.hrv = HRVEngineConfiguration(rmssdWindow: hrvWindow, sdnnWindow: max(hrvWindow, 300))
         config.jitterSeed = UInt64(truncatingIfNeeded: getpid())

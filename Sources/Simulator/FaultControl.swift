@@ -42,6 +42,12 @@ enum FaultControl {
                 try await sim?.setRate(inv.arguments[0].doubleValue ?? 1)
                 return []
             },
+            DBusMethod("SetFlood", in: [DBusArgument("device", "s"), DBusArgument("hz", "d"), DBusArgument("bytes", "u")],
+                       out: [DBusArgument("affected", "u")]) { [weak sim] inv in
+                let n = await sim?.setFlood(inv.arguments[0].stringValue ?? "", rate: inv.arguments[1].doubleValue ?? 0,
+                                            bytes: Int(inv.arguments[2].integerValue ?? 0)) ?? 0
+                return [.uint32(UInt32(n))]
+            },
             DBusMethod("RestartDaemon", in: [DBusArgument("delay_seconds", "d")]) { [weak sim] inv in
                 await sim?.restartDaemon(after: inv.arguments[0].doubleValue)
                 return []
@@ -173,6 +179,18 @@ extension SimulatedBlueZ {
     public func setMalformedRate(_ p: Double) {
         malformedRate = min(1, max(0, p))
         controlProperty("MalformedRate", .double(malformedRate))
+    }
+
+    /// Makes the selected straps misbehave: `rate` notifications a second (0: the common
+    /// rate) with Heart Rate values padded with RR intervals to `bytes` (0: as measured;
+    /// up to 65,536), from their next notification on.
+    public func setFlood(_ selector: String, rate: Double, bytes: Int) -> Int {
+        let chosen = strapIndices(selector)
+        for s in chosen {
+            straps[s].floodRate = rate > 0 ? min(rate, 100_000) : nil
+            straps[s].floodBytes = min(max(0, bytes), 65_536)
+        }
+        return chosen.count
     }
 
     public func setRate(_ hz: Double) throws(DBusError) {

@@ -6,15 +6,15 @@ extension SimulatedBlueZ {
     /// high rates (thousands per second) keep their average without drift.
     func startPump(_ device: SimDevice, generation g: Int) {
         device.pump?.cancel()
-        let i = device.adapter, address = straps[device.strap].identity.address, epoch = device.linkEpoch
+        let i = device.adapter, strap = device.strap, address = straps[strap].identity.address, epoch = device.linkEpoch
         device.pump = Task { [weak self] in
             let clock = ContinuousClock()
             var start = clock.now
             var emitted = 0
-            var currentRate = await self?.rate ?? 1
+            var currentRate = await self?.pumpRate(strap) ?? 1
             while !Task.isCancelled {
                 guard let self else { return }
-                let r = await self.rate
+                let r = await self.pumpRate(strap)
                 if r != currentRate {
                     currentRate = r
                     start = clock.now
@@ -34,6 +34,9 @@ extension SimulatedBlueZ {
         }
     }
 
+    /// The notification rate of strap `s`: its own when it floods, else the common one.
+    func pumpRate(_ s: Int) -> Double { straps[s].floodRate ?? rate }
+
     /// Sends `count` Heart Rate notifications (and a Battery Level one when the
     /// percentage changed). Returns false when the link this pump served is gone.
     func deliverHeartRate(_ g: Int, _ i: Int, _ address: String, epoch: Int, count: Int) -> Bool {
@@ -50,6 +53,10 @@ extension SimulatedBlueZ {
             let malformed = straps[s].malformedRNG.chance(malformedRate)
             if malformed {
                 bytes = MalformedHeartRatePayload.make(&straps[s].malformedRNG, heartRate: UInt8(truncatingIfNeeded: measurement.heartRate))
+            } else if straps[s].floodBytes > bytes.count {
+                // RR intervals are the last field: set the flag, append 800-tick values.
+                bytes[0] |= 0x10
+                while bytes.count + 2 <= straps[s].floodBytes { bytes += [0x20, 0x03] }
             }
             let sequence = straps[s].heartRateSequence
             if send(bytes, device: device, characteristic: hr, sessions: sessions, in: d, sequence: sequence, malformed: malformed) {

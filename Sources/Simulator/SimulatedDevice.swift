@@ -24,6 +24,10 @@ struct VirtualStrap {
     /// notification pump moved it (else advertising did).
     var clockAt: Double?
     var clockByPump = false
+    /// A misbehaving device: its own notification rate (nil: the simulator's), and Heart
+    /// Rate values padded with RR intervals to this many bytes (0: as measured).
+    var floodRate: Double?
+    var floodBytes = 0
 
     init(identity: VirtualDeviceIdentity, root: SeededRandom) {
         self.identity = identity

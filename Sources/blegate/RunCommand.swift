@@ -33,11 +33,11 @@ struct RunCommand: AsyncParsableCommand {
     @Option(help: "Log level: trace, debug, info, notice, warning, error, critical.")
     var logLevel = "info"
 
-    @Option(help: "Cache group commit interval in milliseconds: the most a received record waits before it is on disk (docs/run.md).")
-    var commitInterval: Int = 10
+    @Option(help: "Cache group commit interval in milliseconds: the most a received record waits before it is on disk, and the most a power cut loses (docs/run.md).")
+    var commitInterval: Int = 1000
 
     func validate() throws {
-        guard (1...1000).contains(commitInterval) else { throw ValidationError("--commit-interval must be from 1 to 1000 ms, got \(commitInterval)") }
+        guard (1...5000).contains(commitInterval) else { throw ValidationError("--commit-interval must be from 1 to 5000 ms, got \(commitInterval)") }
         guard Logger.Level(rawValue: logLevel) != nil else {
             throw ValidationError("--log-level must be one of trace, debug, info, notice, warning, error, critical")
         }

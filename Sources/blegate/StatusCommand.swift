@@ -87,6 +87,9 @@ enum StatusText {
                     + pad(d.reconnects.map(String.init) ?? "-", 8, right: true) + "  "
                     + pad(d.paired ? "yes" : "no", 7) + (d.lastSeen ?? "-") + "\n"
                 if let reason = d.reason, d.state != "streaming" { out += "      " + reason + "\n" }
+                if let flag = d.flag {
+                    out += "      \(flag): \(d.tooFast ?? 0) too fast and \(d.oversized ?? 0) oversized notifications dropped\n"
+                }
             }
         }
         if let adapters = r.adapters, !adapters.isEmpty {

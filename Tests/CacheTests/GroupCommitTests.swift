@@ -92,7 +92,7 @@ struct GroupCommitTests {
         }
         #expect(ids.count == 10)
         #expect(Set(ids).count == 10)
-        #expect(ids.allSatisfy { $0.count == 36 && $0 == $0.lowercased() && Array($0)[14] == "4" })
+        #expect(ids.allSatisfy { $0.count == 36 && $0 == $0.lowercased() && Array($0)[14] == "7" })
         let again = try RecordCache(path: dir.database)
         #expect(try await again.storedRecords().map(\.id) == ids)
         #expect(again.append(hrRecord("AA:00:00:00:00:01", 11)) == 11)
