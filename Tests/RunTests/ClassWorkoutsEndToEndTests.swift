@@ -86,7 +86,7 @@ struct ClassWorkoutsEndToEndTests {
                     guard r.deviceID == device, let t = UTCTimestamp(iso8601: r.timestamp) else { return false }
                     return t.millisecondsSince1970 >= start.millisecondsSince1970 && t.millisecondsSince1970 <= end.millisecondsSince1970
                 }.compactMap { $0.json["metrics"]?["hr"]?.number }.filter { $0 > 0 }
-                #expect(beats.count > 20)
+                #expect(beats.count >= 10, "\(device): \(beats.count) heart rates in the class")
                 let mean = beats.reduce(0, +) / Double(beats.count)
                 #expect(abs((j["avg_heart_rate"]?.number ?? 0) - mean) <= 0.5, "\(device): \(String(describing: j["avg_heart_rate"])) vs \(mean)")
                 #expect(j["max_heart_rate"]?.number == beats.max()?.rounded())
