@@ -138,7 +138,7 @@ public final class GatewayRuntime: Sendable {
         }
         let handler = Handler()
         do {
-            status = try StatusServer(path: socketPath, logger: logger) { request in await handler.handle(request) }
+            status = try StatusServer(path: socketPath, logger: logger) { request, peer in await handler.handle(request, peer) }
         } catch {
             throw RuntimeError(.statusSocket, error.description)
         }
@@ -279,7 +279,12 @@ public final class GatewayRuntime: Sendable {
         }
     }
 
-    func answer(_ request: StatusRequest) async -> String {
+    func answer(_ request: StatusRequest, from peer: StatusPeer) async -> String {
+        if request.changesTheGateway, !peer.mayChange {
+            logger.warning("status socket: a change refused to an unprivileged client", metadata: ["uid": "\(peer.uid)", "pid": "\(peer.pid)"])
+            return Self.object(["error": "only root or the gateway's own user may pair straps or run classes; uid \(peer.uid) may only read the status (run the command with sudo)",
+                                "code": "forbidden"])
+        }
         switch request {
         case .status:
             do {
@@ -332,9 +337,9 @@ public final class GatewayRuntime: Sendable {
     private final class Handler: Sendable {
         let runtime = Mutex<WeakRuntime?>(nil)
 
-        func handle(_ request: StatusRequest) async -> String {
+        func handle(_ request: StatusRequest, _ peer: StatusPeer) async -> String {
             guard let r = runtime.withLock({ $0?.runtime }) else { return GatewayRuntime.object(["error": "the gateway is stopping"]) }
-            return await r.answer(request)
+            return await r.answer(request, from: peer)
         }
     }
 

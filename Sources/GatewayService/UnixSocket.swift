@@ -85,13 +85,19 @@ enum UnixSocket {
             throw e
         }
         chmod(path, mode)
-        guard Glibc.listen(fd, 16) == 0 else {
+        guard Glibc.listen(fd, 512) == 0 else {
             let e = error(path, "cannot listen")
             close(fd)
             unlink(path)
             throw e
         }
         return fd
+    }
+
+    /// Non-blocking and closed on exec (accept(2) and pipe(2) give neither).
+    static func makeNonBlocking(_ fd: Int32) {
+        _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
+        _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
     }
 
     /// Waits up to `timeoutMilliseconds` for `fd` to become readable.
