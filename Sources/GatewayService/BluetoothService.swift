@@ -22,6 +22,8 @@ final class BluetoothService: Service, Sendable {
     let facts: DeviceFacts
     let logger: Logger
     private let manager = Mutex<StrapManager?>(nil)
+    /// The bus connection in use, for the watchdog's probe.
+    private let connection = Mutex<DBusConnection?>(nil)
     private let lastLinks = Mutex<[LinkStatus]>([])
 
     init(bus: DBusBusAddress, configuration: LinkConfiguration, sink: any RecordSink, cache: RecordCache,
@@ -72,6 +74,7 @@ final class BluetoothService: Service, Sendable {
                 guard await pause(&delay) else { return }
                 continue
             }
+            self.connection.withLock { $0 = connection }
             do {
                 let m = try StrapManager(connection: connection, configuration: configuration, sink: sink)
                 manager.withLock { $0 = m }
@@ -91,9 +94,25 @@ final class BluetoothService: Service, Sendable {
                 errors.add(.dbus, "cannot start the notification reader", detail: "\(error)")
                 logger.error("cannot start the notification reader; retrying", metadata: ["error": "\(error)"])
             }
+            self.connection.withLock { $0 = nil }
             connection.close()
             if Task.isCancelled { return }
             guard await pause(&delay) else { return }
+        }
+    }
+
+    /// The watchdog's probe: the connection's dispatcher thread answers a ping through the
+    /// bus within `within`. With no connection (the bus is being reconnected) the loop
+    /// that retries is alive, which is what counts; only a ping that gets no answer is
+    /// a wedged dispatcher or bus.
+    func answers(within: Duration) async -> Bool {
+        guard let c = connection.withLock({ $0 }) else { return true }
+        do {
+            _ = try await c.call(destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus", interface: "org.freedesktop.DBus.Peer",
+                                 member: "Ping", timeout: within)
+            return true
+        } catch {
+            return error.name != "org.freedesktop.DBus.Error.NoReply"
         }
     }
 

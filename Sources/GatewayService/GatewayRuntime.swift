@@ -212,6 +212,14 @@ public final class GatewayRuntime: Sendable {
             add(wall.service, "wall")
             add(wall.directory, "wall-directory")
         }
+        let notifier = SystemdNotifier()
+        if let interval = notifier.watchdogInterval {
+            let bluetooth = self.bluetooth, status = self.status
+            add(Watchdog(notifier: notifier, interval: interval, probes: [
+                Watchdog.Probe(name: "status socket") { within in status.answers(within: within) },
+                Watchdog.Probe(name: "D-Bus dispatcher") { within in await bluetooth.answers(within: within) },
+            ], logger: logger), "watchdog")
+        }
         // Hands freed heap pages back once a minute, so the resident size follows what is
         // in use and does not creep (MallocTuning in ProcessTuning).
         add(PeriodicTask("memory", every: .seconds(60), body: { MallocTuning.trim() }), "memory")
@@ -223,10 +231,12 @@ public final class GatewayRuntime: Sendable {
         group.withLock { $0 = g }
         if shutdownRequested.load(ordering: .relaxed) { await g.triggerGracefulShutdown() }
 
+        notifier.notify("READY=1")
         logger.notice("ready: gateway \(configuration.gateway.id), cache \(cache.path), backend \(configuration.backend.url ?? "none (cache only)"), status socket \(status.path)")
         var failure: (any Error)?
         do {
             try await g.run()
+            notifier.notify("STOPPING=1")
         } catch {
             failure = error
             logger.error("gateway stopped on an error", metadata: ["error": "\(error)"])

@@ -115,6 +115,8 @@ public final class StatusServer: Service, Sendable {
     /// Answers ready to write, handed from the handler tasks to the poll thread.
     private let answers = Mutex<[(fd: Int32, bytes: [UInt8])]>([])
     private let inFlight = Atomic<Int>(0)
+    /// When the poll thread last went round (monotonic ms), for the watchdog.
+    let lastLoop = Atomic<Int64>(StatusConnections.now())
     /// Wakes the poll thread when an answer is ready.
     private let wake: (read: Int32, write: Int32)
 
@@ -165,6 +167,11 @@ public final class StatusServer: Service, Sendable {
     }
 
     var isStopping: Bool { stopping.load(ordering: .relaxed) }
+
+    /// The watchdog's probe: the poll thread goes round at least once a second.
+    func answers(within: Duration) -> Bool {
+        StatusConnections.now() - lastLoop.load(ordering: .relaxed) <= 2000 + Int64(within.components.seconds) * 1000
+    }
 
     private func poke() {
         var one: UInt8 = 1
@@ -235,6 +242,7 @@ struct StatusConnections {
     mutating func run(_ server: StatusServer) {
         var chunk = [UInt8](repeating: 0, count: 4096)
         while !server.isStopping {
+            server.lastLoop.store(Self.now(), ordering: .relaxed)
             var fds = [pollfd(fd: listener, events: Int16(POLLIN), revents: 0), pollfd(fd: wake, events: Int16(POLLIN), revents: 0)]
             var nearest = Self.now() + 1000
             for (fd, c) in clients {

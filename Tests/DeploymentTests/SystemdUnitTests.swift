@@ -64,7 +64,7 @@ struct SystemdUnitTests {
         for line in ["Wants=bluetooth.service", "Restart=on-failure", "StateDirectory=blegate", "ConfigurationDirectory=blegate",
                      "NoNewPrivileges=yes", "ProtectSystem=strict", "ProtectHome=yes", "PrivateTmp=yes",
                      "RestrictAddressFamilies=AF_UNIX AF_INET AF_INET6 AF_BLUETOOTH", "CapabilityBoundingSet=\n",
-                     "SupplementaryGroups=bluetooth", "User=blegate"] {
+                     "SupplementaryGroups=bluetooth", "User=blegate", "Type=notify\n", "WatchdogSec=30s\n", "MemoryMax="] {
             #expect(unit.contains(line), "missing \(line)")
         }
         #expect(unit.split(separator: "\n").contains { $0.hasPrefix("After=") && $0.contains("bluetooth.service") })
