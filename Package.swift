@@ -54,7 +54,9 @@ let package = Package(
         // Decoded characteristics and HRV reports → WearMetrics records.
         .target(name: "Normalization", dependencies: ["GATT", "HRV", "WearMetrics"]),
         .target(name: "Simulator", dependencies: ["DBus"]),
-        .target(name: "BlueZ", dependencies: ["DBus"]),
+        // Outside text (device names, backend messages) made safe to print.
+        .target(name: "PrintableText"),
+        .target(name: "BlueZ", dependencies: ["DBus", "PrintableText"]),
         // The cache-to-sync contract, so neither side depends on the other.
         .target(name: "Outbox", dependencies: ["WearMetrics"]),
         // Reconnect pacing, slots and device selection: pure policy, no bus.
@@ -92,7 +94,7 @@ let package = Package(
         .target(
             name: "Sync",
             dependencies: [
-                "Outbox", "WearMetrics", "JSON",
+                "Outbox", "WearMetrics", "JSON", "PrintableText",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -136,7 +138,7 @@ let package = Package(
         .target(
             name: "GatewayService",
             dependencies: [
-                "Gateway", "Cache", "Config", "Sync", "DBus", "HCI", "LinkPolicy", "HRV", "WearMetrics", "ProcessTuning", "Wall", "Effort", "Classes", "Outbox", "Workouts",
+                "Gateway", "Cache", "Config", "Sync", "DBus", "HCI", "LinkPolicy", "HRV", "WearMetrics", "ProcessTuning", "Wall", "Effort", "Classes", "Outbox", "Workouts", "PrintableText",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
@@ -211,6 +213,7 @@ let package = Package(
         .testTarget(name: "ConfigTests", dependencies: ["Config", "Classes"]),
         .testTarget(name: "EffortTests", dependencies: ["Effort"]),
         .testTarget(name: "ClassesTests", dependencies: ["Classes"]),
+        .testTarget(name: "PrintableTextTests", dependencies: ["PrintableText"]),
         // Workouts against hand-computed fixtures; the exports checked by Garmin's FIT SDK and xmllint.
         .testTarget(name: "WorkoutsTests", dependencies: ["Workouts", "Effort", "WearMetrics", "JSON"]),
         // The wall in headless Chromium against the simulator, and its board without a browser.

@@ -1,4 +1,5 @@
 import DBus
+import PrintableText
 
 /// An `org.bluez.Device1` (with its `org.bluez.Battery1`, when present) as last
 /// reported by bluetoothd.
@@ -49,6 +50,11 @@ public struct Device: Sendable, Hashable, Identifiable {
         "Adapter", "Address", "AddressType", "Name", "Alias", "RSSI", "TxPower", "Appearance", "UUIDs",
         "ManufacturerData", "ServiceData", "Connected", "ServicesResolved", "Paired", "Trusted",
     ]
+
+    static func printable(_ name: String) -> String {
+        PrintableText.isClean(name, limit: PrintableText.nameLimit) ? name : PrintableText.clean(name, limit: PrintableText.nameLimit)
+    }
+
     static let keptBatteryProperties: Set<String> = ["Percentage"]
 
     mutating func apply(_ updates: [(String, PropertyUpdate)]) -> Set<String> {
@@ -59,8 +65,9 @@ public struct Device: Sendable, Hashable, Identifiable {
             case "Adapter": c.set(&adapter, v?.objectPathValue ?? path.parent ?? .root, name)
             case "Address": c.set(&address, v?.stringValue ?? "", name)
             case "AddressType": c.set(&addressType, v?.stringValue, name)
-            case "Name": c.set(&self.name, v?.stringValue, name)
-            case "Alias": c.set(&alias, v?.stringValue, name)
+            // Anyone in range chooses these: made printable at the door.
+            case "Name": c.set(&self.name, v?.stringValue.map(Self.printable), name)
+            case "Alias": c.set(&alias, v?.stringValue.map(Self.printable), name)
             case "RSSI": c.set(&rssi, v?.int16Value, name)
             case "TxPower": c.set(&txPower, v?.int16Value, name)
             case "Appearance": c.set(&appearance, v?.uint16Value, name)

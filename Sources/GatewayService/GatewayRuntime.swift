@@ -5,6 +5,7 @@ import Config
 import DBus
 import Foundation
 import Gateway
+import PrintableText
 import ProcessTuning
 import Logging
 import ServiceLifecycle
@@ -80,7 +81,12 @@ public final class GatewayRuntime: Sendable {
 
         var client: BackendClient?
         var sync: SyncEngine?
+        var startWarnings: [String] = []
         if let url = c.backend.url {
+            if let warning = Self.plainTextTokenWarning(url: url, tokenFile: c.backend.tokenFile) {
+                startWarnings.append(warning)
+                logger.warning("\(warning)")
+            }
             let token = c.backend.tokenFile.map { TokenStore(file: $0) } ?? TokenStore(token: nil)
             do {
                 client = try BackendClient(baseURL: url, token: token, samplesPath: c.backend.samplesPath)
@@ -98,6 +104,7 @@ public final class GatewayRuntime: Sendable {
         self.sync = sync
 
         let errors = ErrorLog()
+        for warning in startWarnings { errors.add(.config, warning) }
         let facts = DeviceFacts()
         self.errors = errors
         self.facts = facts
@@ -232,7 +239,7 @@ public final class GatewayRuntime: Sendable {
         if shutdownRequested.load(ordering: .relaxed) { await g.triggerGracefulShutdown() }
 
         notifier.notify("READY=1")
-        logger.notice("ready: gateway \(configuration.gateway.id), cache \(cache.path), backend \(configuration.backend.url ?? "none (cache only)"), status socket \(status.path)")
+        logger.notice("ready: gateway \(configuration.gateway.id), cache \(cache.path), backend \(configuration.backend.url.map(PrintableText.redactingCredentials) ?? "none (cache only)"), status socket \(status.path)")
         var failure: (any Error)?
         do {
             try await g.run()
@@ -336,6 +343,17 @@ public final class GatewayRuntime: Sendable {
                 return Self.object(["error": error.description, "code": error.code.rawValue])
             }
         }
+    }
+
+    /// A bearer token sent over plain HTTP to another host can be read by anyone on the
+    /// gym's network: said at start, in the journal and in `status`.
+    static func plainTextTokenWarning(url: String, tokenFile: String?) -> String? {
+        guard tokenFile != nil, url.lowercased().hasPrefix("http://") else { return nil }
+        let authority = url.dropFirst("http://".count).prefix { $0 != "/" && $0 != "?" && $0 != "#" }
+        let hostPort = authority.split(separator: "@").last.map(String.init) ?? ""
+        let host = hostPort.hasPrefix("[") ? String(hostPort.dropFirst().prefix { $0 != "]" }) : String(hostPort.split(separator: ":").first ?? "")
+        guard !["localhost", "127.0.0.1", "::1"].contains(host.lowercased()), !host.hasPrefix("127.") else { return nil }
+        return "backend.url is plain http:// to \(host): the bearer token travels unencrypted; use https://"
     }
 
     static func object(_ o: [String: Any]) -> String {

@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: MIT
+import PrintableText
 #if canImport(Glibc)
 import JSON
 import Glibc
@@ -230,7 +231,8 @@ public final class BackendClient: Sendable {
 
     /// A non-2xx answer as an error, classified per docs/sync.md.
     func failure(_ r: Response, endpoint: String) -> BackendError {
-        let detail = Wire.errorText(r.body).map { ": \($0)" } ?? ""
+        // The backend's words, made printable and without the token if it echoes it.
+        let detail = Wire.errorText(r.body).map { ": " + PrintableText.clean(PrintableText.redacting(token.token, in: $0), limit: PrintableText.messageLimit) } ?? ""
         switch r.status {
         case 401, 403:
             let fix = token.path.map { "put a valid token in \($0); syncing resumes when the file changes" } ?? "configure backend.token_file"

@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: MIT
+import PrintableText
 
 /// A failed exchange with the backend, worded for the person who set up the gym's gateway.
 ///
@@ -59,13 +60,21 @@ public struct BackendError: Error, Sendable, CustomStringConvertible {
 
     public init(kind: Kind, endpoint: String, status: Int? = nil, retryAfter: Duration? = nil, message: String) {
         self.kind = kind
-        self.endpoint = endpoint
+        self.endpoint = PrintableText.redactingCredentials(endpoint)
         self.status = status
         self.retryAfter = retryAfter
-        self.message = message
+        // Messages carry URLs and backend texts: no credentials, nothing a terminal obeys.
+        self.message = PrintableText.clean(Self.redactingURLs(message), limit: 2 * PrintableText.messageLimit)
     }
 
     public var description: String { message }
+
+    /// Every `scheme://user:secret@host` in `text` with the credentials hidden.
+    static func redactingURLs(_ text: String) -> String {
+        guard text.contains("@"), text.contains("://") else { return text }
+        return text.split(separator: " ", omittingEmptySubsequences: false)
+            .map { PrintableText.redactingCredentials(String($0)) }.joined(separator: " ")
+    }
 
     /// Whether sending the same request later can succeed without anyone changing anything.
     public var isTransient: Bool {

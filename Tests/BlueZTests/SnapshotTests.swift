@@ -33,6 +33,21 @@ import Testing
         #expect(snapshot.devices(on: "/org/bluez/hci0") == [d])
     }
 
+    @Test func aHostileNameIsMadePrintable() throws {
+        var snapshot = BlueZSnapshot()
+        var events: [BlueZEvent] = []
+        try #require(MirrorUpdate.interfacesAdded(deviceAdded(rssi: -60))).apply(to: &snapshot, into: &events)
+        let name = "H10\u{1B}[2J\u{1B}]0;owned\u{07}" + String(repeating: "A", count: 200)
+        let signal: [DBusValue] = ["org.bluez.Device1", .properties([("Name", .string(name)), ("Alias", .string(name))]), .strings([])]
+        try #require(MirrorUpdate.propertiesChanged(path: Self.device, signal)).apply(to: &snapshot, into: &events)
+        let d = try #require(snapshot.device(path: Self.device))
+        for shown in [d.name, d.alias, d.displayName] {
+            let text = try #require(shown)
+            #expect(!text.unicodeScalars.contains { $0.value == 0x1B || $0.value == 0x07 }, "\(text)")
+            #expect(text.count == 65 && text.hasPrefix("H10\u{FFFD}[2J"))
+        }
+    }
+
     @Test func invalidatedRSSIIsCleared() throws {
         var snapshot = BlueZSnapshot()
         var events: [BlueZEvent] = []

@@ -1,0 +1,90 @@
+// SPDX-License-Identifier: MIT
+
+/// Text from outside (a device's advertised name, a backend's error body) made safe to
+/// print on a terminal, in the journal or on a page: control characters (terminal escape
+/// sequences start with one), DEL, C1 controls and bidirectional overrides become U+FFFD,
+/// and the length is capped. Anyone within radio range chooses a strap's name.
+public enum PrintableText {
+    /// Longest device name kept (BLE allows 248 bytes; no strap needs more than this).
+    public static let nameLimit = 64
+    /// Longest backend message kept.
+    public static let messageLimit = 300
+
+    public static func clean(_ text: String, limit: Int) -> String {
+        var out = String.UnicodeScalarView()
+        var count = 0
+        for scalar in text.unicodeScalars {
+            if count == limit {
+                out.append("…")
+                break
+            }
+            out.append(isSafe(scalar) ? scalar : "\u{FFFD}")
+            count += 1
+        }
+        return String(out)
+    }
+
+    /// Whether a name or message needs no cleaning (the common case costs no copy).
+    public static func isClean(_ text: String, limit: Int) -> Bool {
+        var count = 0
+        for scalar in text.unicodeScalars {
+            count += 1
+            if count > limit || !isSafe(scalar) { return false }
+        }
+        return true
+    }
+
+    static func isSafe(_ s: Unicode.Scalar) -> Bool {
+        switch s.value {
+        case 0..<0x20, 0x7F...0x9F: false
+        case 0x200E, 0x200F, 0x202A...0x202E, 0x2066...0x2069: false   // direction marks and overrides
+        default: true
+        }
+    }
+
+    /// `https://user:secret@host/` → `https://***@host/`: a URL as it may be printed.
+    public static func redactingCredentials(_ url: String) -> String {
+        guard let scheme = url.range(of: "://") else { return url }
+        let rest = url[scheme.upperBound...]
+        let authorityEnd = rest.firstIndex(where: { $0 == "/" || $0 == "?" || $0 == "#" }) ?? rest.endIndex
+        guard let at = rest[..<authorityEnd].lastIndex(of: "@") else { return url }
+        return String(url[..<scheme.upperBound]) + "***" + String(rest[at...])
+    }
+
+    /// `text` with every occurrence of `secret` replaced (a backend echoing the token).
+    public static func redacting(_ secret: String?, in text: String) -> String {
+        guard let secret, secret.count >= 4, text.contains(secret) else { return text }
+        return text.replacingOccurrences(of: secret, with: "<token>")
+    }
+}
+
+extension String {
+    fileprivate func replacingOccurrences(of target: String, with replacement: String) -> String {
+        var out = ""
+        var rest = Substring(self)
+        while let r = rest.range(of: target) {
+            out += rest[..<r.lowerBound]
+            out += replacement
+            rest = rest[r.upperBound...]
+        }
+        return out + rest
+    }
+}
+
+extension Substring {
+    fileprivate func range(of target: String) -> Range<Index>? {
+        guard !target.isEmpty else { return nil }
+        var i = startIndex
+        while i < endIndex {
+            if self[i...].hasPrefix(target) { return i..<index(i, offsetBy: target.count) }
+            i = index(after: i)
+        }
+        return nil
+    }
+}
+
+extension String {
+    fileprivate func range(of target: String) -> Range<Index>? {
+        Substring(self).range(of: target).map { $0.lowerBound..<$0.upperBound }
+    }
+}
