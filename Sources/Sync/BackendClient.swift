@@ -193,12 +193,44 @@ public final class BackendClient: Sendable {
         } catch {
             throw BackendError(kind: .invalidConfiguration, endpoint: endpoint, message: "cannot gzip the request body: \(error)")
         }
+        // One deadline for the whole exchange, the answer's body included: a backend that
+        // trickles its body a byte a second holds sync no longer than any other timeout.
+        let timeout = requestTimeout
+        let prepared = request
         do {
-            let response = try await http.execute(request, timeout: .nanoseconds(requestTimeout.nanoseconds))
-            let collected = try await response.body.collect(upTo: 4 << 20)
-            return Response(status: Int(response.status.code), headers: response.headers, body: Array(collected.readableBytesView))
+            return try await Self.within(timeout) { [http] in
+                let request = prepared
+                let response = try await http.execute(request, timeout: .nanoseconds(timeout.nanoseconds))
+                let collected = try await response.body.collect(upTo: Self.answerLimit)
+                return Response(status: Int(response.status.code), headers: response.headers, body: Array(collected.readableBytesView))
+            }
+        } catch is ExchangeTimedOut {
+            throw BackendError(kind: .timeout, endpoint: endpoint,
+                               message: "backend \(endpoint) did not finish answering within \(requestTimeout.readable)")
+        } catch is NIOTooManyBytesError {
+            throw BackendError(kind: .invalidResponse, endpoint: endpoint,
+                               message: "backend \(endpoint) answered with more than \(Self.answerLimit >> 20) MiB; an answer is a few counts")
         } catch {
             throw transportFailure(error, endpoint: endpoint)
+        }
+    }
+
+    /// The largest answer read; the contract's answers are a few hundred bytes.
+    static let answerLimit = 4 << 20
+
+    struct ExchangeTimedOut: Error {}
+
+    /// `body`, or `ExchangeTimedOut` once `timeout` has passed (the body is cancelled).
+    static func within<T: Sendable>(_ timeout: Duration, _ body: @escaping @Sendable () async throws -> T) async throws -> T {
+        try await withThrowingTaskGroup(of: T?.self) { group in
+            group.addTask { try await body() }
+            group.addTask {
+                try await Task.sleep(for: timeout)
+                return nil
+            }
+            defer { group.cancelAll() }
+            guard let first = try await group.next(), let value = first else { throw ExchangeTimedOut() }
+            return value
         }
     }
 
@@ -256,6 +288,10 @@ public final class BackendClient: Sendable {
         case 405:
             return BackendError(kind: .methodNotAllowed, endpoint: endpoint, status: 405,
                                 message: "backend \(endpoint) does not accept this method (405)\(detail)")
+        case 300...399:
+            let target = r.headers.first(name: "Location").map { " to \(PrintableText.clean(PrintableText.redactingCredentials($0), limit: 200))" } ?? ""
+            return BackendError(kind: .unexpectedStatus, endpoint: endpoint, status: r.status,
+                                message: "backend \(endpoint) redirects (\(r.status))\(target); blegate does not follow redirects with health data: set backend.url to the address it names")
         case 500...599:
             return BackendError(kind: .serverError, endpoint: endpoint, status: r.status,
                                 message: "backend \(endpoint) failed with \(r.status)\(detail)")
