@@ -188,6 +188,8 @@ public final class GatewayRuntime: Sendable {
             }
         }
         add(PeriodicTask("devices", every: .seconds(5), body: writeFacts, finally: writeFacts), "devices")
+        let watch = CacheWriteWatch(cache: cache, errors: errors, logger: logger)
+        add(PeriodicTask("cache-health", every: .seconds(2), body: { watch.check() }), "cache-health")
         add(bluetooth, "bluetooth")
         if let wall {
             add(wall.service, "wall")
@@ -235,6 +237,10 @@ public final class GatewayRuntime: Sendable {
         var report = StatusReport(source: "service", gatewayID: configuration.gateway.id, generatedAt: UTCTimestamp.now.iso8601,
                                   cacheFile: cache.path, outbox: StatusReport.outbox(stats))
         report.startedAt = startedAt.iso8601
+        let health = cache.writeHealth
+        report.outbox.writeProblem = health.summary
+        report.outbox.dropped = health.dropped
+        report.outbox.prunedForSpace = health.prunedForSpace
         let registry = Dictionary(try await cache.devices().map { ($0.address, $0) }, uniquingKeysWith: { a, _ in a })
         report.devices = bluetooth.links.map { StatusReport.device($0, registry: registry[$0.address]) }
         report.adapterRecoveries = bluetooth.adapterRecoveries

@@ -84,6 +84,13 @@ public struct StatusReport: Sendable, Codable, Equatable {
         /// Appended, not yet committed (always 0 from the database).
         public var buffered: Int
         public var fileBytes: Int64
+        /// While commits fail (live only): "disk full since 10:42:07 UTC, 1204 records held
+        /// in memory, 2000 oldest delivered records pruned".
+        public var writeProblem: String?
+        /// Records dropped since start because memory held the most it may while commits
+        /// failed, and delivered records deleted to make room on a full disk (live only).
+        public var dropped: Int?
+        public var prunedForSpace: Int?
     }
 
     public struct SyncState: Sendable, Codable, Equatable {

@@ -104,6 +104,7 @@ enum StatusText {
         out += "  pending \(o.pending) (unpaired \(o.unpairedPending), unpaired = \(o.unpairedPolicy))"
         out += o.oldestPendingAgeSeconds.map { ", oldest stored \(formatAge($0)) ago" } ?? ""
         out += "; delivered \(o.delivered), quarantined \(o.quarantined), buffered \(o.buffered), file \(o.fileBytes / 1024) KiB\n"
+        if let problem = o.writeProblem { out += "  cache: \(problem)\n" }
 
         out += "\nSYNC\n"
         if let s = r.sync {
