@@ -225,6 +225,13 @@ public final class RecordCache: Sendable {
     /// Commits what is buffered and stops the writer thread. The cache can still be read.
     public func close() async throws { try await committer.stop() }
 
+    /// `PRAGMA integrity_check`: "ok", or SQLite's list of problems.
+    public func integrityCheck() async throws -> String {
+        try await pool.read { db in
+            try String.fetchAll(db, sql: "PRAGMA integrity_check").joined(separator: "; ")
+        }
+    }
+
     // MARK: Reading back
 
     /// A stored record by id (committed records only).
