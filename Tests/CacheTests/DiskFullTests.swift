@@ -61,15 +61,20 @@ struct DiskFullTests {
         let stillPending = try await cache.pendingBatch(limit: 2000).map(\.sequence)
 
         let filler = fill(mount)
-        // 30,000 more, as a gym would send them: more than the reserve, the pruned pages and
-        // memory take.
-        for _ in 0..<30 {
+        // More, as a gym would send them, until the reserve, the pruned pages and memory
+        // are all taken (how many that is depends on how fast the writer keeps up).
+        var stuck = false
+        var health = cache.writeHealth
+        for _ in 0..<200 {
             cache.append((0..<1000).map { hrRecord(device, appended + $0) })
             appended += 1000
-            try? await Task.sleep(for: .milliseconds(20))
+            try? await Task.sleep(for: .milliseconds(50))
+            health = cache.writeHealth
+            if health.diskFull && health.dropped > 0 && health.prunedForSpace == 4000 {
+                stuck = true
+                break
+            }
         }
-        let stuck = await waitFor { cache.writeHealth.diskFull && cache.writeHealth.dropped > 0 }
-        let health = cache.writeHealth
         #expect(stuck, "\(health)")
         #expect(health.failingSince != nil)
         #expect(health.prunedForSpace == 4000, "every delivered record, and only those, pruned: \(health)")
