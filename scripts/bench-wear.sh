@@ -16,15 +16,17 @@ straps="${2:-30}"
 shift 2 2>/dev/null || shift $#
 if [ "$duration" = 0 ]; then echo "wear: skipped (duration 0)"; exit 0; fi
 bin="${BLEGATE_BIN_DIR:-$(swift build --show-bin-path)}"
-for b in blegate blegate-test-backend; do
-    [ -x "$bin/$b" ] || { echo "wear: no $bin/$b; build it first (swift build --product $b)" >&2; exit 1; }
-done
+[ -x "$bin/blegate" ] || { echo "wear: no $bin/blegate; build it first (scripts/build-release.sh or swift build)" >&2; exit 1; }
+# The shipped build has no test backend: the debug build's then.
+backend="$bin/blegate-test-backend"
+[ -x "$backend" ] || backend="$(swift build --show-bin-path)/blegate-test-backend"
+[ -x "$backend" ] || { echo "wear: no blegate-test-backend; build it first (swift build --product blegate-test-backend)" >&2; exit 1; }
 command -v sqlite3 >/dev/null || { echo "wear: needs sqlite3 (apt-get install sqlite3)" >&2; exit 1; }
 source scripts/simulated-gym.sh
 state="$(mktemp -d "${BLEGATE_WEAR_DIR:-/var/tmp}/blegate-wear.XXXXXX")"
 trap 'simulated_gym_cleanup; rm -rf "$state"' EXIT
 adapters=$(( (straps + 6) / 7 ))
-simulated_gym "$bin/blegate" "$bin/blegate-test-backend" wear-bench \
+simulated_gym "$bin/blegate" "$backend" wear-bench \
     --straps "$straps" --adapters "$adapters" --rate 1 --seed 5
 gateway_config wear-bench '[bluetooth]' 'max_per_adapter = 7'
 # The cache on the block device, everything else where the gym put it.

@@ -11,7 +11,7 @@
 #   scripts/bench.sh sync [--records 216000] [--batch 500,1000,5000]   sync engine → loopback TestBackend, records/s
 #   scripts/bench.sh catchup [--devices 60] [--seconds 3600] [--batch 500,1000,5000]
 #                                                              a real cache's backlog drained into the TestBackend
-#   scripts/bench.sh latency [--straps 10] [--seconds 60] [--commit-interval 10]
+#   scripts/bench.sh latency [--straps 10] [--seconds 60] [--commit-interval 1000]
 #                                                              notification → committed, through blegate run's runtime
 #   scripts/bench-rss.sh SECONDS [STRAPS]                      peak RSS of the blegate run process
 #   scripts/bench.sh stream [--straps 10] [--rate 50,3000] [--notify acquire,start] [--rss-straps 50] [--seconds 10]

@@ -30,6 +30,10 @@ case "stream":
         report("blegate-bench stream: \(error)")
         exit(1)
     }
+case "powercut-writer":
+    try await PowerCut.writer(Array(arguments.dropFirst()))
+case "powercut-check":
+    try await PowerCut.check(Array(arguments.dropFirst()))
 case "dbus-emit":
     try await DBusBenchmarks.emit(Array(arguments.dropFirst()))
 default:
@@ -42,6 +46,8 @@ default:
            blegate-bench sync [--records N] [--batch B[,B...]] [--sink wearmetrics|samples]
            blegate-bench catchup [--devices 60] [--seconds 3600] [--batch B[,B...]]
            blegate-bench latency [--straps 10] [--rate HZ] [--seconds 60] [--commit-interval MS]
+           blegate-bench powercut-writer --path DB --log FILE [--interval-ms 50]   (scripts/powercut-vm.sh)
+           blegate-bench powercut-check --path DB --log FILE
            blegate-bench stream --blegate PATH [--straps 10] [--rate 50,3000] [--notify acquire,start] [--rss-straps 50] [--seconds 10]
     """)
 }

@@ -39,10 +39,16 @@ public struct CacheOptions: Sendable {
     /// How long to wait for another process's write lock before failing (`blegate cache
     /// prune` beside a running gateway).
     public var busyTimeout: Duration
+    /// Records that may wait in memory while commits fail (a full disk); beyond it the
+    /// oldest waiting ones are dropped and counted. 10,000 is about five minutes of 30
+    /// straps, some 8 MiB.
+    public var maxBufferedRecords: Int
 
     public init(groupCommitInterval: Duration = .milliseconds(250), groupCommitRecords: Int = 1000,
                 unpaired: UnpairedRecordPolicy = .send, retention: RetentionPolicy = RetentionPolicy(),
-                encryptionKey: [UInt8]? = nil, create: Bool = true, busyTimeout: Duration = .seconds(10)) {
+                encryptionKey: [UInt8]? = nil, create: Bool = true, busyTimeout: Duration = .seconds(10),
+                maxBufferedRecords: Int = 10_000) {
+        self.maxBufferedRecords = maxBufferedRecords
         self.groupCommitInterval = groupCommitInterval
         self.groupCommitRecords = groupCommitRecords
         self.unpaired = unpaired

@@ -32,6 +32,16 @@ final class GroupCommitter: @unchecked Sendable {
     private var waiters: [(target: Int64, continuation: CheckedContinuation<Void, any Error>)] = []
     private var observer: (@Sendable (CommitEvent) -> Void)?
     private var lastError: (any Error)?
+    private var health = WriteHealth()
+    private let maxBuffered: Int
+    /// Frees room in the database when the disk is full (deletes delivered records);
+    /// returns how many records it deleted. Runs on the writer thread.
+    private let makeRoom: (@Sendable () -> Int)?
+    /// Sets the disk reserve aside again (false: no room yet). Writer thread only, with
+    /// the two fields below.
+    private let restoreReserve: (@Sendable () -> Bool)?
+    private var reserveMissing = false
+    private var reserveTriedAt: UInt64 = 0
     private var stopping = false
     private var finished = false
 
@@ -48,8 +58,12 @@ final class GroupCommitter: @unchecked Sendable {
     /// nobody reads to the second.
     static let lastSeenResolutionMilliseconds: Int64 = 60_000
 
-    init(pool: DatabasePool, cipher: PayloadCipher?, interval: Duration, maxRecords: Int,
-         nextSequence: Int64, members: [String: String]) {
+    init(pool: DatabasePool, cipher: PayloadCipher?, interval: Duration, maxRecords: Int, maxBuffered: Int = .max,
+         nextSequence: Int64, members: [String: String], makeRoom: (@Sendable () -> Int)? = nil,
+         restoreReserve: (@Sendable () -> Bool)? = nil) {
+        self.maxBuffered = max(1, maxBuffered)
+        self.makeRoom = makeRoom
+        self.restoreReserve = restoreReserve
         self.pool = pool
         self.cipher = cipher
         self.intervalNanoseconds = UInt64(max(0, interval.cacheSeconds) * 1e9)
@@ -75,6 +89,7 @@ final class GroupCommitter: @unchecked Sendable {
             buffer.append(Pending(sequence: nextSequence, clientID: members[r.deviceID], record: r))
             nextSequence += 1
         }
+        boundBuffer()
         if wasEmpty, !buffer.isEmpty {
             firstBufferedAt = monotonicNanoseconds()
             condition.signal()
@@ -89,6 +104,7 @@ final class GroupCommitter: @unchecked Sendable {
         defer { condition.unlock() }
         buffer.append(Pending(sequence: nextSequence, clientID: members[record.deviceID], record: record))
         nextSequence += 1
+        boundBuffer()
         if buffer.count == 1 {
             firstBufferedAt = monotonicNanoseconds()
             condition.signal()
@@ -96,6 +112,25 @@ final class GroupCommitter: @unchecked Sendable {
             condition.signal()
         }
         return nextSequence - 1
+    }
+
+    /// Keeps memory bounded while commits fail: beyond `maxBuffered`, the oldest waiting
+    /// records go (a tenth of the bound at once, so the cost is amortised), counted.
+    /// Caller holds the lock.
+    private func boundBuffer() {
+        guard buffer.count > maxBuffered else { return }
+        let drop = min(buffer.count, buffer.count - maxBuffered + maxBuffered / 10)
+        buffer.removeFirst(drop)
+        health.dropped += drop
+    }
+
+    /// Whether commits work, with what waits in memory.
+    var writeHealth: WriteHealth {
+        condition.lock()
+        defer { condition.unlock() }
+        var h = health
+        h.buffered = buffer.count
+        return h
     }
 
     /// Records appended from now on for `address` carry `clientID` (nil: unpaired).
@@ -221,6 +256,9 @@ final class GroupCommitter: @unchecked Sendable {
                 condition.lock()
                 committedThrough = batch[batch.count - 1].sequence
                 lastError = nil
+                health.failingSince = nil
+                health.diskFull = false
+                health.lastError = nil
                 var ready: [CheckedContinuation<Void, any Error>] = []
                 waiters.removeAll { w in
                     guard w.target <= committedThrough else { return false }
@@ -229,16 +267,25 @@ final class GroupCommitter: @unchecked Sendable {
                 }
                 let notify = observer
                 condition.unlock()
+                if reserveMissing, committedAt - reserveTriedAt > 60_000_000_000 {
+                    reserveTriedAt = committedAt
+                    reserveMissing = !(restoreReserve?() ?? true)
+                }
                 // Observers first: when flush() returns, they have heard of every commit.
                 notify?(CommitEvent(sequences: batch[0].sequence...batch[batch.count - 1].sequence,
                                     committedAt: committedAt, transactionNanoseconds: committedAt - started))
                 for c in ready { c.resume() }
             } catch {
                 let failure = CacheError(.writeFailed, "committing \(batch.count) records failed, they stay buffered and are retried: \(error)")
+                let full = GroupCommitter.isDiskFull(error)
                 condition.lock()
                 buffer = batch + buffer
+                boundBuffer()
                 if buffer.count == batch.count { firstBufferedAt = monotonicNanoseconds() }
                 lastError = failure
+                if health.failingSince == nil { health.failingSince = .wallClock }
+                health.diskFull = full
+                health.lastError = "\(error)"
                 let failed = waiters
                 waiters = []
                 let giveUp = stopping
@@ -252,10 +299,29 @@ final class GroupCommitter: @unchecked Sendable {
                     condition.unlock()
                     return
                 }
+                if full, let makeRoom {
+                    // Room from the cache itself: the reserve, the oldest delivered records.
+                    reserveMissing = true
+                    let pruned = makeRoom()
+                    if pruned > 0 {
+                        condition.lock()
+                        health.prunedForSpace += pruned
+                        condition.unlock()
+                        continue
+                    }
+                }
                 usleep(useconds_t(retryDelay / 1000))
                 retryDelay = min(retryDelay * 2, 2_000_000_000)
             }
         }
+    }
+
+    /// SQLITE_FULL, or the file system's ENOSPC/EDQUOT/EFBIG surfacing as an I/O error.
+    static func isDiskFull(_ error: any Error) -> Bool {
+        guard let e = error as? DatabaseError else { return false }
+        if e.resultCode.primaryResultCode == .SQLITE_FULL { return true }
+        let m = e.message?.lowercased() ?? ""
+        return m.contains("disk is full") || m.contains("no space")
     }
 
     private func write(_ batch: [Pending], final: Bool, using generator: inout SystemRandomNumberGenerator) throws {

@@ -10,6 +10,11 @@ extension RecordCache: SyncOutbox {
     /// reason instead of blocking the outbox forever.
     public func pendingBatch(limit: Int) async throws -> [OutboxRecord] {
         guard limit > 0 else { return [] }
+        // Deliveries the disk could not take yet: record them now if it can, and never
+        // hand those records out again meanwhile.
+        if deliveredUnrecorded.withLock({ !$0.isEmpty }) { try? await markDelivered([]) }
+        let unrecorded = deliveredUnrecorded.withLock { $0 }
+        let fetch = limit + min(unrecorded.count, 4 * limit)
         let cipher = self.cipher
         // The outbox tables are small and ordered by sequence; `send` merges both.
         let pending = options.unpaired == .hold
@@ -20,7 +25,9 @@ extension RecordCache: SyncOutbox {
             let (batch, bad) = try await pool.read { db in
                 var batch: [OutboxRecord] = []
                 var bad: [OutboxRejection] = []
-                for row in try Row.fetchAll(db, sql: sql, arguments: [limit]) {
+                for row in try Row.fetchAll(db, sql: sql, arguments: [fetch]) {
+                    if batch.count == limit { break }
+                    if !unrecorded.isEmpty, unrecorded.contains(row[1]) { continue }
                     do {
                         let s = try RecordCache.decode(row, cipher: cipher)
                         batch.append(OutboxRecord(id: s.id, clientID: s.clientID, sequence: s.sequence, record: s.record))
@@ -37,8 +44,22 @@ extension RecordCache: SyncOutbox {
 
     /// Pending → delivered: the records leave the outbox tables; their rows are not
     /// rewritten (on an SD card, a rewrite per record cost more than the record).
+    ///
+    /// When the disk cannot take the change (full, failing), the ids are kept in memory,
+    /// left out of `pendingBatch`, and written with the next call: the backend already
+    /// holds those records, and sending them again and again would not free anything.
     public func markDelivered(_ ids: [String]) async throws {
+        let ids = deliveredUnrecorded.withLock { $0.isEmpty ? ids : ids + $0 }
         guard !ids.isEmpty else { return }
+        do {
+            try await recordDelivered(ids)
+            deliveredUnrecorded.withLock { $0.subtract(ids) }
+        } catch {
+            deliveredUnrecorded.withLock { $0.formUnion(ids) }
+        }
+    }
+
+    private func recordDelivered(_ ids: [String]) async throws {
         try await pool.write { db in
             let sequence = try db.cachedStatement(sql: "SELECT sequence FROM record WHERE id = ?")
             let paired = try db.cachedStatement(sql: "DELETE FROM outbox WHERE sequence = ?")

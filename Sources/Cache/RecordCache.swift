@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 import Foundation
 import GRDB
+import Synchronization
 import WearMetrics
 
 /// The gateway's durable local cache: every record with a stable UUID and an outbox
@@ -16,6 +17,8 @@ public final class RecordCache: Sendable {
     let pool: DatabasePool
     let cipher: PayloadCipher?
     let committer: GroupCommitter
+    /// Ids the backend holds that the disk could not yet record as delivered.
+    let deliveredUnrecorded = Mutex<Set<String>>([])
 
     /// Opens (creating when allowed) the cache at `path`, migrating its schema.
     public init(path: String, options: CacheOptions = CacheOptions()) throws(CacheError) {
@@ -100,8 +103,13 @@ public final class RecordCache: Sendable {
         } catch {
             throw CacheError(.cannotOpen, "cannot read the cache database \(path): \(error)")
         }
+        let reserve = path + "-reserve"
+        if options.create || access(reserve, F_OK) == 0 { RecordCache.restoreReserve(reserve) }
         committer = GroupCommitter(pool: pool, cipher: cipher, interval: options.groupCommitInterval,
-                                   maxRecords: options.groupCommitRecords, nextSequence: state.next, members: state.members)
+                                   maxRecords: options.groupCommitRecords, maxBuffered: options.maxBufferedRecords,
+                                   nextSequence: state.next, members: state.members,
+                                   makeRoom: { RecordCache.makeRoom(pool, reserve: reserve) },
+                                   restoreReserve: { RecordCache.restoreReserve(reserve) })
     }
 
     deinit {
@@ -152,11 +160,77 @@ public final class RecordCache: Sendable {
     /// Records appended but not yet committed.
     public var bufferedCount: Int { committer.bufferedCount }
 
+    /// Whether commits work; while they fail, what waits in memory and what was dropped
+    /// or pruned to make room.
+    public var writeHealth: WriteHealth { committer.writeHealth }
+
+    /// Delivered records whose delivery the disk could not record yet (kept in memory).
+    public var unrecordedDeliveries: Int { deliveredUnrecorded.withLock { $0.count } }
+
+    /// On a full disk: releases the reserve and deletes the oldest delivered records, so
+    /// that the pages they held take new records. Returns how many were deleted.
+    static func makeRoom(_ pool: DatabasePool, reserve: String) -> Int {
+        // The reserve first: the checkpoint must be able to grow the database file by
+        // what the WAL holds, and the delete needs WAL frames, before any page is free.
+        // Then delivered records, a chunk at a time, until a reserve's worth of pages is
+        // free inside the database (later prunes may find no room to run at all).
+        unlink(reserve)
+        var deleted = 0
+        do {
+            try pool.writeWithoutTransaction { db in
+                _ = try? Row.fetchOne(db, sql: "PRAGMA wal_checkpoint(PASSIVE)")
+                while true {
+                    let free = (try Int64.fetchOne(db, sql: "PRAGMA freelist_count") ?? 0) * (try Int64.fetchOne(db, sql: "PRAGMA page_size") ?? 4096)
+                    if free >= reserveBytes { break }
+                    try db.execute(sql: """
+                        DELETE FROM record WHERE sequence IN
+                            (SELECT sequence FROM record WHERE \(CacheSchema.isDelivered) ORDER BY sequence LIMIT \(roomChunk))
+                        """)
+                    let n = db.changesCount
+                    deleted += n
+                    _ = try? Row.fetchOne(db, sql: "PRAGMA wal_checkpoint(PASSIVE)")
+                    if n == 0 { break }
+                }
+            }
+        } catch {
+            // What was deleted before the failure stays deleted (each chunk commits).
+        }
+        return deleted
+    }
+
+    /// Space set aside beside the database (`-reserve`, allocated without writing data)
+    /// that the cache gives up on a full disk to checkpoint and prune itself.
+    static let reserveBytes: Int64 = 8 << 20
+
+    /// Allocates the reserve when it is missing and the disk has room; false otherwise.
+    @discardableResult
+    static func restoreReserve(_ reserve: String) -> Bool {
+        if access(reserve, F_OK) == 0 { return true }
+        let fd = open(reserve, O_WRONLY | O_CREAT, 0o600)
+        guard fd >= 0 else { return false }
+        defer { Glibc.close(fd) }
+        guard posix_fallocate(fd, 0, off_t(reserveBytes)) == 0 else {
+            unlink(reserve)
+            return false
+        }
+        return true
+    }
+
+    /// Delivered records deleted per attempt to make room (about 800 KiB of pages).
+    static let roomChunk = 2000
+
     /// `CLOCK_MONOTONIC` nanoseconds, the clock of `CommitEvent.committedAt`.
     public static func monotonicNanoseconds() -> UInt64 { Cache.monotonicNanoseconds() }
 
     /// Commits what is buffered and stops the writer thread. The cache can still be read.
     public func close() async throws { try await committer.stop() }
+
+    /// `PRAGMA integrity_check`: "ok", or SQLite's list of problems.
+    public func integrityCheck() async throws -> String {
+        try await pool.read { db in
+            try String.fetchAll(db, sql: "PRAGMA integrity_check").joined(separator: "; ")
+        }
+    }
 
     // MARK: Reading back
 

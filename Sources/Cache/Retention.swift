@@ -63,9 +63,11 @@ extension RecordCache {
                 return dryRun ? .rollback : .commit
             }
             if !dryRun, report.deleted > 0 {
-                // Give the freed pages back to the file system and shrink the WAL.
+                // Give the freed pages back to the file system. The WAL keeps its size
+                // (RESTART, not TRUNCATE): on a full disk that space is what lets the
+                // cache delete delivered records to make room.
                 try db.execute(sql: "PRAGMA incremental_vacuum")
-                try db.execute(sql: "PRAGMA wal_checkpoint(TRUNCATE)")
+                try db.execute(sql: "PRAGMA wal_checkpoint(RESTART)")
             }
             return report
         }

@@ -210,6 +210,8 @@ public final class GatewayRuntime: Sendable {
             }
         }
         add(PeriodicTask("devices", every: .seconds(5), body: writeFacts, finally: writeFacts), "devices")
+        let watch = CacheWriteWatch(cache: cache, errors: errors, logger: logger)
+        add(PeriodicTask("cache-health", every: .seconds(2), body: { watch.check() }), "cache-health")
         add(bluetooth, "bluetooth")
         let classes = self.classes
         add(PeriodicTask("classes", every: .seconds(1), immediately: true, body: { await classes.tick() },
@@ -272,6 +274,10 @@ public final class GatewayRuntime: Sendable {
                                   cacheFile: cache.path, outbox: StatusReport.outbox(stats))
         try await report.outbox.addDocuments(from: cache)
         report.startedAt = startedAt.iso8601
+        let health = cache.writeHealth
+        report.outbox.writeProblem = health.summary
+        report.outbox.dropped = health.dropped
+        report.outbox.prunedForSpace = health.prunedForSpace
         let registry = Dictionary(try await cache.devices().map { ($0.address, $0) }, uniquingKeysWith: { a, _ in a })
         report.devices = bluetooth.links.map { StatusReport.device($0, registry: registry[$0.address]) }
         report.adapterRecoveries = bluetooth.adapterRecoveries

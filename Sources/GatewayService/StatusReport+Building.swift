@@ -34,7 +34,8 @@ extension StatusReport {
         OutboxStatus(pending: s.pending, unpairedPending: s.unpairedPending, unpairedPolicy: s.unpairedPolicy.rawValue,
                      delivered: s.delivered, quarantined: s.quarantined, total: s.total,
                      oldestPendingAgeSeconds: s.oldestPendingAge(now: .now).map { ($0 * 10).rounded() / 10 },
-                     oldestPendingTimestamp: s.oldestPending?.iso8601, buffered: s.buffered, fileBytes: s.fileBytes)
+                     oldestPendingTimestamp: s.oldestPending?.iso8601, buffered: s.buffered, fileBytes: s.fileBytes,
+                     writeProblem: nil, dropped: nil, prunedForSpace: nil)
     }
 
     static func sync(_ s: SyncStatus) -> SyncState {

@@ -91,6 +91,13 @@ public struct StatusReport: Sendable, Codable, Equatable {
         public var pendingWorkouts: Int?
         public var pendingProfileMetrics: Int?
         public var quarantinedDocuments: Int?
+        /// While commits fail (live only): "disk full since 10:42:07 UTC, 1204 records held
+        /// in memory, 2000 oldest delivered records pruned".
+        public var writeProblem: String?
+        /// Records dropped since start because memory held the most it may while commits
+        /// failed, and delivered records deleted to make room on a full disk (live only).
+        public var dropped: Int?
+        public var prunedForSpace: Int?
     }
 
     public struct SyncState: Sendable, Codable, Equatable {

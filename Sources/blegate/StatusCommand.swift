@@ -111,6 +111,7 @@ enum StatusText {
         if let w = o.pendingWorkouts, let p = o.pendingProfileMetrics {
             out += "  workouts pending \(w), profile metrics pending \(p), documents quarantined \(o.quarantinedDocuments ?? 0)\n"
         }
+        if let problem = o.writeProblem { out += "  cache: \(problem)\n" }
 
         out += "\nSYNC\n"
         if let s = r.sync {
