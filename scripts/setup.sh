@@ -9,9 +9,11 @@ cd "$(dirname "$0")/.."
 packages=(libdbus-1-dev libbluetooth-dev libsqlite3-dev zlib1g-dev dbus pkg-config systemd g++)
 # With BLEGATE_SETUP_TESTS=1 (scripts/test.sh): chromium, chromium-driver, python3-selenium
 # and fonts-dejavu-core for the wall's browser tests and benchmark (headless Chromium
-# driven by Tests/WallTests/wall_browser.py). A gateway never needs them.
+# driven by Tests/WallTests/wall_browser.py). A gateway never needs them. postgresql for
+# blegate-server's tests, which start their own cluster with its binaries
+# (scripts/test-postgres.sh); the package's own cluster is not used by them.
 if [ "${BLEGATE_SETUP_TESTS:-0}" = 1 ]; then
-    packages+=(chromium chromium-driver python3-selenium fonts-dejavu-core)
+    packages+=(chromium chromium-driver python3-selenium fonts-dejavu-core postgresql)
 fi
 missing=()
 for p in "${packages[@]}"; do
