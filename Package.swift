@@ -257,7 +257,8 @@ let package = Package(
                 .product(name: "CompressNIO", package: "compress-nio"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
-            ]
+            ],
+            exclude: ["staff_browser.py"]
         ),
         .testTarget(name: "SyncTests", dependencies: ["Sync", "TestBackend", "Outbox", "WearMetrics"]),
         // `blegate run`, `status`, `pair` as processes against the simulator and the loopback backend.
