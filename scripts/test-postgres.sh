@@ -2,7 +2,7 @@
 # A throw-away PostgreSQL cluster from Debian's `postgresql` binaries, for tests and the
 # server benchmark: initdb in a temp directory, listening on a unix socket there only
 # (no TCP port to collide with), trust authentication, durability off (fsync) since
-# the data dies with it. Prints `READY <database URL>` once it accepts connections,
+# the data dies with it; BLEGATE_PG_DURABLE=1 keeps PostgreSQL's defaults (benchmarks). Prints `READY <database URL>` once it accepts connections,
 # then stays until process WATCH_PID (default: the caller) exits, and removes it all.
 # As root, the cluster runs as the `postgres` user (initdb refuses root).
 #   scripts/test-postgres.sh [WATCH_PID]
@@ -25,8 +25,9 @@ trap cleanup EXIT
 trap 'exit 0' TERM INT
 "${as[@]}" "$bin/initdb" -D "$dir/data" -U postgres -A trust -E UTF8 --no-sync >"$dir/initdb.log" 2>&1 \
     || { cat "$dir/initdb.log" >&2; exit 1; }
-"${as[@]}" "$bin/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w -t 60 \
-    -o "-k $dir -c listen_addresses= -p 5432 -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=300" \
+options="-k $dir -c listen_addresses= -p 5432 -c max_connections=300"
+[ "${BLEGATE_PG_DURABLE:-0}" = 1 ] || options+=" -c fsync=off -c synchronous_commit=off -c full_page_writes=off"
+"${as[@]}" "$bin/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w -t 60 -o "$options" \
     start >/dev/null || { cat "$dir/server.log" >&2; exit 1; }
 echo "READY postgres://postgres@/postgres?host=$dir"
 while kill -0 "$watch" 2>/dev/null; do sleep 1; done
