@@ -49,6 +49,12 @@ struct ServerResponder: HTTPResponder {
             return try await ReadEndpoints(store: store).member(request, path: path)
         case (_, "/staff"), (_, "/staff/login"), (_, "/staff/logout"), (_, "/staff/pairing-codes"):
             return try await StaffPage(store: store).respond(request)
+        case (.get, _) where path.hasPrefix("/staff/members/") && path.hasSuffix("/workouts.csv"):
+            // The staff page's export link: the same CSV, with the page's cookie instead of a bearer token.
+            guard let token = StaffPage.cookieToken(request), try await store.staff(token: token) != nil else {
+                return Self.json(401, Self.error("sign in at /staff first"))
+            }
+            return try await ReadEndpoints(store: store).member(request, path: "/api/v1" + path.dropFirst("/staff".count))
         default:
             return Self.json(404, Self.error("no such endpoint: \(request.method) \(path)"))
         }

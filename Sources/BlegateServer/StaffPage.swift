@@ -18,7 +18,7 @@ struct StaffPage {
         let path = request.uri.path
         switch (request.method, path) {
         case (.get, "/staff"):
-            guard let token = cookieToken(request), try await store.staff(token: token) != nil else {
+            guard let token = Self.cookieToken(request), try await store.staff(token: token) != nil else {
                 return html(200, loginPage(message: nil))
             }
             let newCode = request.uri.queryParameters["new"].map(String.init)
@@ -32,7 +32,7 @@ struct StaffPage {
         case (.post, "/staff/logout"):
             return redirect("/staff", cookie: "\(Self.cookie)=; Path=/staff; HttpOnly; SameSite=Strict; Max-Age=0")
         case (.post, "/staff/pairing-codes"):
-            guard let token = cookieToken(request), try await store.staff(token: token) != nil else {
+            guard let token = Self.cookieToken(request), try await store.staff(token: token) != nil else {
                 return html(401, loginPage(message: "Sign in first."))
             }
             let form = try await formFields(&request)
@@ -50,7 +50,7 @@ struct StaffPage {
         }
     }
 
-    private func cookieToken(_ request: Request) -> String? {
+    static func cookieToken(_ request: Request) -> String? {
         for header in request.headers[values: .cookie] {
             for part in header.split(separator: ";") {
                 let kv = part.trimmingSpaces.split(separator: "=", maxSplits: 1)
@@ -103,7 +103,8 @@ struct StaffPage {
         for m in members {
             b += "<tr data-member=\"\(Self.escape(m.clientID))\"><td>\(Self.escape(m.clientID))</td><td data-field=\"workouts\">\(m.workouts)</td>"
             b += "<td>\(Self.escape(m.lastWorkout ?? "–"))</td><td>\(Self.escape(m.devices.joined(separator: ", ")))</td>"
-            b += "<td>\(m.workouts > 0 ? "API: /api/v1/members/\(Self.escape(m.clientID))/workouts.csv" : "")</td></tr>"
+            let csv = "/staff/members/\(Self.percentEncoded(m.clientID))/workouts.csv"
+            b += "<td>\(m.workouts > 0 ? "<a href=\"\(Self.escape(csv))\" data-csv>workouts.csv</a>" : "")</td></tr>"
         }
         b += "</tbody></table></section>"
         b += "<section id=\"pairing\"><h2>Pairing codes</h2>"
@@ -139,6 +140,17 @@ struct StaffPage {
         """
     }
 
+    /// A client id as one path segment.
+    static func percentEncoded(_ s: String) -> String {
+        var out = ""
+        for b in s.utf8 {
+            let c = Character(Unicode.Scalar(b))
+            if c.isASCII && (c.isLetter || c.isNumber || "-._~".contains(c)) { out.append(c) }
+            else { out += "%" + String(b, radix: 16, uppercase: true).leftPadded(2) }
+        }
+        return out
+    }
+
     static func escape(_ s: String) -> String {
         var out = ""
         for c in s {
@@ -164,4 +176,8 @@ struct StaffPage {
         if let cookie { headers[.setCookie] = cookie }
         return Response(status: .seeOther, headers: headers)
     }
+}
+
+extension String {
+    func leftPadded(_ width: Int) -> String { String(repeating: "0", count: max(0, width - count)) + self }
 }

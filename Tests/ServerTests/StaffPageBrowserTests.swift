@@ -48,6 +48,10 @@ struct StaffPageBrowserTests {
         #expect(classes.first?["text"]?.stringValue?.contains(" 2 ") == true)
         #expect(Set((page["members"]?.arrayValue ?? []).compactMap { $0["member"]?.stringValue }) == ["c-1", "c-2"])
 
+        // The export link downloads the member's CSV with the page's cookie: a header and one workout.
+        #expect(page["csv"]?["status"]?.doubleValue == 200 && page["csv"]?["lines"]?.doubleValue == 2)
+        let noCookie = try await h.get("/staff/members/c-1/workouts.csv")
+        #expect(noCookie.status == 401)
         let code = try #require(page["new_code"]?.stringValue)
         #expect(page["codes"]?.arrayValue?.contains { $0["code"]?.stringValue == code && $0["state"]?.stringValue == "open" } == true)
         let paired = try await h.send("/api/v1/pair", "{\"code\":\"\(code)\",\"device\":{\"address\":\"A0:9E:1A:00:00:42\"}}", token: a)

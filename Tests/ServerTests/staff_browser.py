@@ -42,6 +42,12 @@ def main():
         out["gateways"] = rows(d, "#gateways tbody tr", "gateway", "health")
         out["classes"] = rows(d, "#classes tbody tr", "class")
         out["members"] = rows(d, "#members tbody tr", "member")
+        links = d.find_elements(By.CSS_SELECTOR, "#members a[data-csv]")
+        if links:
+            status, text = d.execute_script(
+                "var x = new XMLHttpRequest(); x.open('GET', arguments[0], false); x.send(); return [x.status, x.responseText];",
+                links[0].get_attribute("href"))
+            out["csv"] = {"status": status, "lines": len([l for l in text.split("\r\n") if l])}
         d.find_element(By.NAME, "client_id").send_keys(client)
         d.find_element(By.CSS_SELECTOR, "#pairing form button").click()
         made = wait_for("the new code", 30, lambda: d.find_elements(By.CSS_SELECTOR, "[data-new-code]"))
