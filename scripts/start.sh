@@ -65,7 +65,11 @@ TOML
     exec "$bin" run --config "$config" "$@"
 fi
 
-echo "start: no Bluetooth adapter: the built-in BlueZ simulator and the loopback test backend stand in"
+if [ "${BLEGATE_BACKEND:-test}" = server ]; then
+    echo "start: no Bluetooth adapter: the built-in BlueZ simulator stands in, sending to blegate-server"
+else
+    echo "start: no Bluetooth adapter: the built-in BlueZ simulator and the loopback test backend stand in"
+fi
 demo="$state/demo"
 rm -rf "$demo"
 mkdir -p "$demo"
