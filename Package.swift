@@ -10,6 +10,7 @@ let package = Package(
     products: [
         .executable(name: "blegate", targets: ["blegate"]),
         .executable(name: "blegate-stream", targets: ["blegate-stream"]),
+        .executable(name: "blegate-server", targets: ["blegate-server"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
@@ -22,6 +23,7 @@ let package = Package(
         .package(url: "https://github.com/adam-fowler/compress-nio", from: "1.5.0"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
+        .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
     ],
     targets: [
         // C edge.
@@ -152,6 +154,31 @@ let package = Package(
             ]
         ),
 
+        // The production backend: the contract on PostgreSQL, shared by many gateways (docs/server.md).
+        .target(
+            name: "BlegateServer",
+            dependencies: [
+                "JSON",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "CompressNIO", package: "compress-nio"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "UnixSignals", package: "swift-service-lifecycle"),
+            ]
+        ),
+        .executableTarget(
+            name: "blegate-server",
+            dependencies: [
+                "BlegateServer",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+            ]
+        ),
+
         // `blegate scan` and `blegate stream`, shared by both executables below.
         .target(
             name: "LinkCommands",
@@ -230,7 +257,20 @@ let package = Package(
             name: "CacheTests",
             dependencies: ["Cache", "Config", "Outbox", "WearMetrics", "GATT", "JSON", .product(name: "GRDB", package: "GRDB.swift")]
         ),
-        .testTarget(name: "SyncTests", dependencies: ["Sync", "TestBackend", "Outbox", "WearMetrics", "Cache"]),
+        // blegate-server against a real PostgreSQL the suite starts itself (Tests/ServerTests/PostgresFixture.swift).
+        .testTarget(
+            name: "ServerTests",
+            dependencies: [
+                "BlegateServer", "JSON", "BlegateTestSupport",
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "CompressNIO", package: "compress-nio"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+            ],
+            exclude: ["staff_browser.py"]
+        ),
+                .testTarget(name: "SyncTests", dependencies: ["Sync", "TestBackend", "Outbox", "WearMetrics", "Cache"]),
         // `blegate run`, `status`, `pair` as processes against the simulator and the loopback backend.
         .testTarget(
             name: "RunTests",

@@ -10,9 +10,11 @@ packages=(libdbus-1-dev libbluetooth-dev libsqlite3-dev zlib1g-dev dbus pkg-conf
 # With BLEGATE_SETUP_TESTS=1 (scripts/test.sh): chromium, chromium-driver, python3-selenium
 # and fonts-dejavu-core for the wall's browser tests and benchmark (headless Chromium
 # driven by Tests/WallTests/wall_browser.py); python3-venv and libxml2-utils (xmllint)
-# for the workout export checks (below). A gateway never needs them.
+# for the workout export checks (below); postgresql for blegate-server's tests, which
+# start their own cluster with its binaries (scripts/test-postgres.sh). A gateway never
+# needs them.
 if [ "${BLEGATE_SETUP_TESTS:-0}" = 1 ]; then
-    packages+=(chromium chromium-driver python3-selenium fonts-dejavu-core python3-venv libxml2-utils)
+    packages+=(chromium chromium-driver python3-selenium fonts-dejavu-core python3-venv libxml2-utils postgresql)
 fi
 missing=()
 for p in "${packages[@]}"; do

@@ -10,6 +10,8 @@
 # simulated room is a class bigger than its links: BLEGATE_STRAPS straps (default 16) on
 # two adapters that hold 4 and 7 links (the gateway is not told: it learns them), a
 # quarter of the straps Polars that advertise heart rate (half of those only advertise).
+# With BLEGATE_BACKEND=server the simulated gym sends to blegate-server on PostgreSQL
+# (scripts/start-server.sh, docs/server.md) instead of the loopback test backend.
 # Ctrl-C stops everything.
 # Extra arguments go to `blegate run` (e.g. --log-level debug).
 set -euo pipefail
@@ -63,7 +65,11 @@ TOML
     exec "$bin" run --config "$config" "$@"
 fi
 
-echo "start: no Bluetooth adapter: the built-in BlueZ simulator and the loopback test backend stand in"
+if [ "${BLEGATE_BACKEND:-test}" = server ]; then
+    echo "start: no Bluetooth adapter: the built-in BlueZ simulator stands in, sending to blegate-server"
+else
+    echo "start: no Bluetooth adapter: the built-in BlueZ simulator and the loopback test backend stand in"
+fi
 demo="$state/demo"
 rm -rf "$demo"
 mkdir -p "$demo"
@@ -79,8 +85,25 @@ advertising=$(( straps / 4 ))
 "$bin" simulate --private-bus --straps "$straps" --adapters 2 --link-limits 4,7 \
     --advertising "$advertising" --advertising-only $(( advertising / 2 )) > "$demo/simulate.out" 2> "$demo/simulate.err" &
 pids+=($!)
-"$bindir/blegate-test-backend" --port 0 --token demo-token --data "$demo/backend.jsonl" > "$demo/backend.out" 2>&1 &
-pids+=($!)
+token="demo-token"
+if [ "${BLEGATE_BACKEND:-test}" = server ]; then
+    listen="${BLEGATE_SERVER_LISTEN:-127.0.0.1:8090}"
+    BLEGATE_SERVER_LISTEN="$listen" BLEGATE_STATE_DIR="$state" scripts/start-server.sh > "$demo/server.out" 2>&1 &
+    pids+=($!)
+    for _ in $(seq 1 6000); do
+        curl -fsS "http://$listen/healthz" >/dev/null 2>&1 && break
+        kill -0 "${pids[-1]}" 2>/dev/null || { cat "$demo/server.out" >&2; exit 1; }
+        sleep 0.1
+    done
+    server_bin="$(swift build -c release --show-bin-path)/blegate-server"
+    url_db="${BLEGATE_DATABASE_URL:-$(cat "$state/database-url")}"
+    BLEGATE_DATABASE_URL="$url_db" "$server_bin" gateway revoke start-demo >/dev/null 2>&1 || true
+    token="$(BLEGATE_DATABASE_URL="$url_db" "$server_bin" gateway add start-demo)"
+    echo "listening on http://$listen" > "$demo/backend.out"
+else
+    "$bindir/blegate-test-backend" --port 0 --token demo-token --data "$demo/backend.jsonl" > "$demo/backend.out" 2>&1 &
+    pids+=($!)
+fi
 for _ in $(seq 1 300); do
     grep -q '^DBUS_SYSTEM_BUS_ADDRESS=' "$demo/simulate.out" 2>/dev/null \
         && grep -q '^listening on' "$demo/backend.out" 2>/dev/null && break
@@ -94,7 +117,7 @@ if [ -z "$bus" ] || [ -z "$url" ]; then
     exit 1
 fi
 umask 077
-printf 'demo-token\n' > "$demo/token"
+printf '%s\n' "$token" > "$demo/token"
 umask 022
 cat > "$demo/blegate.toml" <<TOML
 # Written by scripts/start.sh for the simulator demo.
@@ -109,6 +132,10 @@ socket = "$demo/status.sock"
 TOML
 echo "start: simulator on $bus ($straps straps, $advertising advertising heart rate; hci0 holds 4 links, hci1 7), backend at $url"
 echo "start: in another terminal: $bin status --config $demo/blegate.toml"
-echo "start:                      curl -s $url/_admin/records | head -c 600"
+if [ "${BLEGATE_BACKEND:-test}" = server ]; then
+    echo "start:                      BLEGATE_DATABASE_URL=\"\$(cat $state/database-url)\" $server_bin gateway list"
+else
+    echo "start:                      curl -s $url/_admin/records | head -c 600"
+fi
 wall_url "$demo/blegate.toml"
 "$bin" run --config "$demo/blegate.toml" --bus "$bus" "$@"

@@ -1,0 +1,148 @@
+// SPDX-License-Identifier: MIT
+import Hummingbird
+import Logging
+import PostgresNIO
+import ServiceLifecycle
+import Synchronization
+import UnixSignals
+
+/// blegate-server: the backend contract on PostgreSQL. It keeps nothing in memory between
+/// requests, so several instances behind a load balancer can share one database.
+///
+/// ```swift
+/// let server = BlegateServer(.init(database: try DatabaseURL("postgres://blegate@/blegate?host=/run/postgresql")))
+/// let port = try await server.start()     // migrates, then listens
+/// await server.stop()
+/// ```
+public final class BlegateServer: Sendable {
+    public struct Configuration: Sendable {
+        public var host: String
+        /// 0 picks a free port; `start()` returns the bound one.
+        public var port: Int
+        public var database: DatabaseURL
+
+        public init(host: String = "127.0.0.1", port: Int = 8080, database: DatabaseURL) {
+            self.host = host
+            self.port = port
+            self.database = database
+        }
+    }
+
+    public let configuration: Configuration
+    public let client: PostgresClient
+    public let store: ServerStore
+    private let logger: Logger
+    private let running = Mutex<(group: ServiceGroup, task: Task<Void, any Error>)?>(nil)
+
+    public init(_ configuration: Configuration, logger: Logger = Logger(label: "blegate-server")) {
+        self.configuration = configuration
+        self.logger = logger
+        var quiet = logger
+        quiet.logLevel = max(logger.logLevel, .error)
+        self.client = PostgresClient(configuration: configuration.database.clientConfiguration, backgroundLogger: quiet)
+        self.store = ServerStore(client: client, logger: quiet)
+    }
+
+    /// Serves until SIGTERM or SIGINT (the executable).
+    public func run() async throws {
+        let group = makeGroup(signals: [.sigterm, .sigint], started: nil)
+        try await group.run()
+    }
+
+    /// Migrates, starts listening in the background and returns the bound port.
+    @discardableResult
+    public func start() async throws -> Int {
+        let started = PortSignal()
+        let group = makeGroup(signals: [], started: started)
+        let task = Task { try await group.run() }
+        running.withLock { $0 = (group, task) }
+        do {
+            return try await started.wait()
+        } catch {
+            await stop()
+            throw error
+        }
+    }
+
+    /// Stops listening and closes the database connections.
+    public func stop() async {
+        guard let (group, task) = running.withLock({ r -> (ServiceGroup, Task<Void, any Error>)? in
+            defer { r = nil }
+            return r
+        }) else { return }
+        await group.triggerGracefulShutdown()
+        _ = try? await task.value
+    }
+
+    private func makeGroup(signals: [UnixSignal], started: PortSignal?) -> ServiceGroup {
+        let http = HTTPService(server: self, started: started)
+        return ServiceGroup(configuration: .init(
+            services: [.init(service: client), .init(service: http, successTerminationBehavior: .gracefullyShutdownGroup,
+                                                     failureTerminationBehavior: .gracefullyShutdownGroup)],
+            gracefulShutdownSignals: signals, logger: logger))
+    }
+
+    /// Applies migrations, then serves HTTP.
+    private struct HTTPService: Service {
+        let server: BlegateServer
+        let started: PortSignal?
+
+        func run() async throws {
+            do {
+                let applied = try await server.store.migrate()
+                if !applied.isEmpty { server.logger.info("schema migrations applied: \(applied)") }
+            } catch {
+                started?.resolve(.failure(error))
+                throw error
+            }
+            let c = server.configuration
+            let app = Application(
+                responder: ServerResponder(store: server.store, logger: server.logger),
+                configuration: .init(address: .hostname(c.host, port: c.port), serverName: "blegate-server", reuseAddress: true),
+                onServerRunning: { [started, logger = server.logger] channel in
+                    let port = channel.localAddress?.port ?? 0
+                    logger.info("blegate-server listening on \(c.host):\(port), database \(c.database)")
+                    started?.resolve(.success(port))
+                },
+                logger: server.logger
+            )
+            do {
+                try await app.runService()
+            } catch {
+                started?.resolve(.failure(error))
+                throw error
+            }
+            started?.resolve(.failure(NotListening()))
+        }
+    }
+
+    struct NotListening: Error, CustomStringConvertible {
+        var description: String { "blegate-server stopped before it listened" }
+    }
+}
+
+/// Resolves once: the bound port, or why the server did not start.
+final class PortSignal: Sendable {
+    private let state = Mutex<(result: Result<Int, any Error>?, waiter: CheckedContinuation<Int, any Error>?)>((nil, nil))
+
+    func resolve(_ result: Result<Int, any Error>) {
+        let waiter = state.withLock { s -> CheckedContinuation<Int, any Error>? in
+            guard s.result == nil else { return nil }
+            s.result = result
+            defer { s.waiter = nil }
+            return s.waiter
+        }
+        waiter?.resume(with: result)
+    }
+
+    func wait() async throws -> Int {
+        try await withCheckedThrowingContinuation { c in
+            let ready = state.withLock { s -> Result<Int, any Error>? in
+                if let r = s.result { return r }
+                s.waiter = c
+                return nil
+            }
+            if let ready { c.resume(with: ready) }
+        }
+    }
+}

@@ -1,0 +1,139 @@
+// SPDX-License-Identifier: MIT
+import Hummingbird
+import JSON
+import NIOCore
+
+/// `GET /api/v1/members/{client_id}/workouts|heart-rate|workouts.csv`: a member's history
+/// for the staff and a coach, paged with an opaque cursor (`next_cursor`, then `?cursor=`).
+struct ReadEndpoints {
+    let store: ServerStore
+
+    static let csvColumns = [
+        "id", "class_name", "workout_type", "start_time", "end_time", "duration_seconds", "calories_active",
+        "distance_meters", "avg_heart_rate", "max_heart_rate", "min_heart_rate", "zone0_s", "zone1_s", "zone2_s",
+        "zone3_s", "zone4_s", "zone5_s", "effort_points", "trimp", "hrv_rmssd_ms", "coverage", "gateways", "sources",
+    ]
+
+    func member(_ request: Request, path: String) async throws -> Response {
+        let rest = path.dropFirst("/api/v1/members/".count).split(separator: "/", omittingEmptySubsequences: false)
+        guard rest.count == 2, let clientID = String(rest[0]).removingPercentEncoding, !clientID.isEmpty else {
+            return ServerResponder.json(404, ServerResponder.error("no such endpoint: \(path)"))
+        }
+        let q = request.uri.queryParameters
+        var limit = 100
+        if let l = q["limit"] {
+            guard let n = Int(l), (1...1000).contains(n) else { return ServerResponder.json(400, ServerResponder.error("limit: 1 to 1000")) }
+            limit = n
+        }
+        var cursor: Cursor?
+        if let c = q["cursor"] {
+            guard let parsed = Cursor(String(c)) else { return ServerResponder.json(400, ServerResponder.error("cursor: not one this server gave")) }
+            cursor = parsed
+        }
+        switch rest[1] {
+        case "workouts":
+            let page = try await store.workouts(clientID: clientID, limit: limit, after: cursor)
+            return ServerResponder.json(200, .object([
+                ("client_id", .string(clientID)), ("workouts", .array(page.items)),
+                ("next_cursor", page.next.map { .string($0.text) } ?? .null),
+            ]))
+        case "heart-rate":
+            var bounds: [String?] = []
+            for key: Substring in ["from", "to"] {
+                guard let v = q[key].map(String.init) else { bounds.append(nil); continue }
+                guard Validation.isTimestamp(v) else { return ServerResponder.json(400, ServerResponder.error("\(key): must be an ISO 8601 time")) }
+                bounds.append(v)
+            }
+            let page = try await store.heartRate(clientID: clientID, from: bounds[0], to: bounds[1], limit: limit, after: cursor)
+            return ServerResponder.json(200, .object([
+                ("client_id", .string(clientID)),
+                ("heart_rate", .array(page.items.map {
+                    .object([("timestamp", .string($0.time)), ("hr", .double($0.hr)), ("device_id", .string($0.deviceID)),
+                             ("gateway_id", .string($0.gatewayID))])
+                })),
+                ("next_cursor", page.next.map { .string($0.text) } ?? .null),
+            ]))
+        case "workouts.csv":
+            var lines = [Self.csvColumns.joined(separator: ",")]
+            var after = cursor
+            repeat {
+                let page = try await store.workouts(clientID: clientID, limit: 1000, after: after)
+                lines += page.items.map(Self.csvRow)
+                after = page.next
+            } while after != nil
+            var headers = HTTPFields()
+            headers[.contentType] = "text/csv; charset=utf-8"
+            headers[.contentDisposition] = "attachment; filename=\"workouts-\(Self.fileSafe(clientID)).csv\""
+            return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(string: lines.joined(separator: "\r\n") + "\r\n")))
+        default:
+            return ServerResponder.json(404, ServerResponder.error("no such endpoint: \(path)"))
+        }
+    }
+
+    static func csvRow(_ w: JSONValue) -> String {
+        func text(_ v: JSONValue?) -> String {
+            switch v {
+            case let .string(s)?: s
+            case let .int(i)?: String(i)
+            case let .double(d)?: d == d.rounded() && abs(d) < 1e15 ? String(Int(d)) : String(d)
+            case let .bool(b)?: b ? "true" : "false"
+            default: ""
+            }
+        }
+        var zones = Array(repeating: "", count: 6)
+        if case let .array(z)? = w["seconds_in_zone"] { for (i, v) in z.prefix(6).enumerated() { zones[i] = text(v) } }
+        func joined(_ key: String) -> String {
+            guard case let .array(a)? = w[key] else { return "" }
+            return a.map { text($0) }.joined(separator: " ")
+        }
+        let fields = [
+            text(w["id"]), text(w["class_name"]), text(w["workout_type"]), text(w["start_time"]), text(w["end_time"]),
+            text(w["duration_seconds"]), text(w["calories_active"]), text(w["distance_meters"]), text(w["avg_heart_rate"]),
+            text(w["max_heart_rate"]), text(w["min_heart_rate"]),
+        ] + zones + [
+            text(w["effort_points"]), text(w["trimp"]), text(w["hrv_rmssd_ms"]), text(w["coverage"]), joined("gateway_ids"), joined("sources"),
+        ]
+        return fields.map(csvField).joined(separator: ",")
+    }
+
+    /// RFC 4180 quoting; a leading `=`, `+`, `-` or `@` is prefixed with `'` so a
+    /// spreadsheet never runs a class name as a formula.
+    static func csvField(_ s: String) -> String {
+        var s = s
+        if let f = s.first, "=+-@".contains(f), Double(s) == nil { s = "'" + s }
+        guard s.contains(where: { $0 == "," || $0 == "\"" || $0 == "\n" || $0 == "\r" }) else { return s }
+        return "\"" + s.replacingAll("\"", with: "\"\"") + "\""
+    }
+
+    static func fileSafe(_ s: String) -> String {
+        String(s.map { $0.isLetter || $0.isNumber || $0 == "-" || $0 == "_" ? $0 : "_" })
+    }
+}
+
+extension String {
+    func replacingAll(_ target: Character, with replacement: String) -> String {
+        var out = ""
+        for c in self { if c == target { out += replacement } else { out.append(c) } }
+        return out
+    }
+
+    var removingPercentEncoding: String? {
+        var out: [UInt8] = []
+        var bytes = Array(utf8)[...]
+        while let b = bytes.popFirst() {
+            if b == UInt8(ascii: "%") {
+                guard bytes.count >= 2, let v = UInt8(String(decoding: bytes.prefix(2), as: UTF8.self), radix: 16) else { return nil }
+                out.append(v)
+                bytes = bytes.dropFirst(2)
+            } else {
+                out.append(b)
+            }
+        }
+        return String(validating: out, as: UTF8.self)
+    }
+
+    /// `application/x-www-form-urlencoded` value: `+` is a space.
+    var formDecoded: String? {
+        String(map { $0 == "+" ? " " : $0 }).removingPercentEncoding
+    }
+}

@@ -1,0 +1,184 @@
+// SPDX-License-Identifier: MIT
+import CompressNIO
+import Hummingbird
+import JSON
+import Logging
+import NIOCore
+
+/// Routes every request: the gateway contract (docs/backend-openapi.yaml), the staff's
+/// read endpoints and page, and a health check for load balancers.
+struct ServerResponder: HTTPResponder {
+    typealias Context = BasicRequestContext
+
+    let store: ServerStore
+    let logger: Logger
+
+    static let maximumBody = 64 << 20
+
+    func respond(to request: Request, context: Context) async throws -> Response {
+        do {
+            return try await route(request)
+        } catch let error as HTTPError {
+            return Self.json(Int(error.status.code), Self.error(error.body ?? "\(error.status)"))
+        } catch {
+            // A database that is down or failing: the gateway backs off and resends.
+            logger.error("request \(request.method) \(request.uri.path) failed: \(String(reflecting: error))")
+            var headers = HTTPFields()
+            headers[.retryAfter] = "5"
+            return Self.json(503, Self.error("storage unavailable, retry later"), headers: headers)
+        }
+    }
+
+    private func route(_ request: Request) async throws -> Response {
+        let path = request.uri.path
+        switch (request.method, path) {
+        case (.get, "/healthz"):
+            try await store.client.query("SELECT 1", logger: logger)
+            return Response(status: .ok, headers: [.contentType: "text/plain"], body: .init(byteBuffer: ByteBuffer(string: "ok\n")))
+        case (_, "/api/v1/pair"), (_, "/api/v1/metrics"), (_, "/api/v1/samples"), (_, "/api/v1/profile-metrics"):
+            guard request.method == .post else { return Self.json(405, Self.error("use POST")) }
+            return try await gatewayRequest(request, path: path)
+        case (_, "/api/v1/workouts"):
+            guard request.method == .post || request.method == .put else { return Self.json(405, Self.error("use POST or PUT")) }
+            return try await gatewayRequest(request, path: path)
+        case (.get, "/api/v1/gateways"):
+            guard try await staffCaller(request) != nil else { return Self.json(401, Self.error("missing or unknown staff token")) }
+            return Self.json(200, .object([("gateways", .array(try await store.gateways().map(Self.json)))]))
+        case (.get, _) where path.hasPrefix("/api/v1/members/"):
+            guard try await staffCaller(request) != nil else { return Self.json(401, Self.error("missing or unknown staff token")) }
+            return try await ReadEndpoints(store: store).member(request, path: path)
+        case (_, "/staff"), (_, "/staff/login"), (_, "/staff/logout"), (_, "/staff/pairing-codes"):
+            return try await StaffPage(store: store).respond(request)
+        case (.get, _) where path.hasPrefix("/staff/members/") && path.hasSuffix("/workouts.csv"):
+            // The staff page's export link: the same CSV, with the page's cookie instead of a bearer token.
+            guard let token = StaffPage.cookieToken(request), try await store.staff(token: token) != nil else {
+                return Self.json(401, Self.error("sign in at /staff first"))
+            }
+            return try await ReadEndpoints(store: store).member(request, path: "/api/v1" + path.dropFirst("/staff".count))
+        default:
+            return Self.json(404, Self.error("no such endpoint: \(request.method) \(path)"))
+        }
+    }
+
+    private func bearer(_ request: Request) -> String? {
+        guard let value = request.headers[.authorization], value.hasPrefix("Bearer ") else { return nil }
+        let token = String(value.dropFirst(7)).trimmingSpaces
+        return token.isEmpty ? nil : token
+    }
+
+    private func staffCaller(_ request: Request) async throws -> String? {
+        guard let token = bearer(request) else { return nil }
+        return try await store.staff(token: token)
+    }
+
+    private func gatewayRequest(_ request: Request, path: String) async throws -> Response {
+        guard let token = bearer(request) else { return Self.json(401, Self.error("missing bearer token")) }
+        let gateway: String
+        switch try await store.caller(token: token) {
+        case let .gateway(id): gateway = id
+        case let .revoked(id): return Self.json(403, Self.error("the token of gateway \(id) was revoked"))
+        case .unknown: return Self.json(401, Self.error("unknown bearer token"))
+        }
+        func header(_ name: String) -> String? { request.headers.first { $0.name.canonicalName == name }?.value }
+        let depth = header("blegate-outbox-depth").flatMap { Int($0.trimmingSpaces) }.flatMap { $0 >= 0 ? $0 : nil }
+        let version = header("blegate-version").map { String($0.trimmingSpaces.prefix(100)) }
+        try await store.touch(gateway: gateway, outboxDepth: depth, version: version)
+
+        var request = request
+        let body: JSONValue
+        do {
+            var raw = try await request.collectBody(upTo: Self.maximumBody)
+            switch request.headers[.contentEncoding]?.lowercased() {
+            case nil, "identity"?: break
+            case "gzip"?: raw = try raw.decompress(with: .gzip(), maxSize: Self.maximumBody * 4)
+            case let other?: return Self.json(415, Self.error("unsupported Content-Encoding \(other); use gzip"))
+            }
+            body = try JSONValue.parse(String(decoding: raw.readableBytesView, as: UTF8.self))
+        } catch let error as HTTPError where error.status == .contentTooLarge {
+            return Self.json(413, Self.error("body larger than \(Self.maximumBody) bytes"))
+        } catch {
+            return Self.json(400, Self.error("body is not gzip-compressed JSON: \(error)"))
+        }
+        guard case .object = body else { return Self.json(400, Self.error("body must be a JSON object")) }
+
+        if path == "/api/v1/pair" {
+            guard let code = body["code"]?.stringValue, !code.isEmpty else { return Self.json(400, Self.error("code: required string")) }
+            guard let device = body["device"], let address = device["address"]?.stringValue, !address.isEmpty else {
+                return Self.json(400, Self.error("device.address: required string"))
+            }
+            switch try await store.pair(code: code.uppercased(), address: address, name: device["name"]?.stringValue,
+                                        model: device["model"]?.stringValue, gateway: gateway) {
+            case let .paired(clientID): return Self.json(200, .object([("client_id", .string(clientID))]))
+            case .unknown: return Self.json(404, Self.error("unknown pairing code"))
+            case .used: return Self.json(409, Self.error("pairing code already used"))
+            case .expired: return Self.json(410, Self.error("pairing code expired"))
+            }
+        }
+        if path == "/api/v1/samples" {
+            guard case let .array(items)? = body["samples"] else { return Self.json(400, Self.error("samples: required array")) }
+            for (i, s) in items.enumerated() {
+                guard let uuid = s["uuid"]?.stringValue, Validation.isUUID(uuid) else { return Self.json(400, Self.error("samples[\(i)].uuid: must be a UUID")) }
+                guard let type = s["dataType"]?.stringValue, !type.isEmpty else { return Self.json(400, Self.error("samples[\(i)].dataType: required")) }
+                guard s["value"]?.doubleValue != nil else { return Self.json(400, Self.error("samples[\(i)].value: must be a number")) }
+                guard s["unit"]?.stringValue != nil else { return Self.json(400, Self.error("samples[\(i)].unit: required")) }
+                for key in ["startDate", "endDate"] {
+                    guard let d = s[key]?.stringValue, Validation.isTimestamp(d) else {
+                        return Self.json(400, Self.error("samples[\(i)].\(key): must be an ISO 8601 time"))
+                    }
+                }
+            }
+            let (inserted, duplicates) = try await store.accept(samples: items, gateway: gateway)
+            return Self.json(200, .object([("inserted", .int(inserted)), ("duplicates", .int(duplicates))]))
+        }
+
+        guard let named = body["gateway_id"]?.stringValue, !named.isEmpty else {
+            return Self.json(400, Self.error("gateway_id: required non-empty string"))
+        }
+        guard named == gateway else {
+            return Self.json(403, Self.error("gateway_id \(named) does not match the token, which is gateway \(gateway)'s"))
+        }
+        let key = switch path {
+        case "/api/v1/metrics": "records"
+        case "/api/v1/workouts": "workouts"
+        default: "metrics"
+        }
+        guard case let .array(items)? = body[key] else { return Self.json(400, Self.error("\(key): required array")) }
+        let outcome: BatchOutcome = switch path {
+        case "/api/v1/metrics": try await store.accept(records: items, gateway: gateway)
+        case "/api/v1/workouts": try await store.accept(workouts: items, gateway: gateway, replace: request.method == .put)
+        default: try await store.accept(profileMetrics: items, gateway: gateway)
+        }
+        return Self.json(200, outcome.json)
+    }
+
+    // MARK: Helpers
+
+    static func json(_ g: ServerStore.GatewayInfo) -> JSONValue {
+        .object([
+            ("id", .string(g.id)),
+            ("revoked", .bool(g.revoked)),
+            ("last_contact", g.lastContact.map(JSONValue.string) ?? .null),
+            ("seconds_since_contact", g.secondsSinceContact.map { .double(($0 * 10).rounded() / 10) } ?? .null),
+            ("outbox_depth", g.outboxDepth.map(JSONValue.int) ?? .null),
+            ("version", g.version.map(JSONValue.string) ?? .null),
+            ("requests", .int(g.requests)),
+        ])
+    }
+
+    static func error(_ message: String) -> JSONValue { .object([("error", .string(message))]) }
+
+    static func json(_ status: Int, _ body: JSONValue, headers: HTTPFields = [:]) -> Response {
+        var headers = headers
+        headers[.contentType] = "application/json"
+        return Response(status: .init(code: status), headers: headers, body: .init(byteBuffer: ByteBuffer(string: body.serialized())))
+    }
+}
+
+extension StringProtocol {
+    var trimmingSpaces: String {
+        var s = Substring(self)
+        while s.first == " " || s.first == "\t" { s.removeFirst() }
+        while s.last == " " || s.last == "\t" { s.removeLast() }
+        return String(s)
+    }
+}

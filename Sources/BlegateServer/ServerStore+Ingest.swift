@@ -1,0 +1,150 @@
+// SPDX-License-Identifier: MIT
+import JSON
+import PostgresNIO
+
+/// The batch answer of every ingest endpoint: `inserted + duplicates + rejected.count` is
+/// the number of items sent.
+public struct BatchOutcome: Sendable, Equatable {
+    public var inserted = 0
+    public var duplicates = 0
+    public var rejected: [(id: String, reason: String)] = []
+
+    public static func == (a: BatchOutcome, b: BatchOutcome) -> Bool {
+        a.inserted == b.inserted && a.duplicates == b.duplicates && a.rejected.map(\.id) == b.rejected.map(\.id)
+            && a.rejected.map(\.reason) == b.rejected.map(\.reason)
+    }
+
+    var json: JSONValue {
+        .object([
+            ("inserted", .int(inserted)), ("duplicates", .int(duplicates)),
+            ("rejected", .array(rejected.map { .object([("id", .string($0.id)), ("reason", .string($0.reason))]) })),
+        ])
+    }
+}
+
+extension ServerStore {
+    /// Stores a batch of WearMetrics records in one transaction.
+    ///
+    /// A record is a duplicate when its id is held (a replay), or when another gateway
+    /// already stored a record of the same device and source in the same second (one strap
+    /// heard by two gateways). The first gateway to claim a second keeps it; its own further
+    /// records in that second are kept, as they are distinct notifications.
+    func accept(records: [JSONValue], gateway: String) async throws -> BatchOutcome {
+        var outcome = BatchOutcome()
+        var seen: Set<String> = []
+        var ids: [String] = [], clients: [String] = [], devices: [String] = [], sources: [String] = []
+        var times: [String] = [], hrs: [Double] = [], bodies: [String] = []
+        for r in records {
+            if let problem = Validation.recordProblem(r) {
+                outcome.rejected.append((r["id"]?.stringValue ?? "", problem))
+                continue
+            }
+            let id = r["id"]!.stringValue!.lowercased()
+            guard seen.insert(id).inserted else {
+                outcome.duplicates += 1
+                continue
+            }
+            ids.append(id)
+            clients.append(r["client_id"]?.stringValue ?? "")
+            devices.append(r["device_id"]!.stringValue!)
+            sources.append(r["source"]!.stringValue!)
+            times.append(r["timestamp"]!.stringValue!)
+            hrs.append(r["metrics"]?["hr"]?.doubleValue ?? -1)
+            bodies.append(r.serialized())
+        }
+        guard !ids.isEmpty else { return outcome }
+        let inserted = try await client.withTransaction(logger: logger) { c -> Int in
+            try await c.query("""
+                INSERT INTO record_seconds (device_id, source, second, gateway_id)
+                SELECT d, s, date_trunc('second', t), \(gateway)
+                FROM unnest(\(devices)::text[], \(sources)::text[], \(times)::timestamptz[]) AS u(d, s, t)
+                ORDER BY 1, 2, 3
+                ON CONFLICT DO NOTHING
+                """, logger: logger)
+            let rows = try await c.query("""
+                INSERT INTO records (id, gateway_id, client_id, device_id, source, ts, hr, body)
+                SELECT u.id, \(gateway), nullif(u.c, ''), u.d, u.s, u.t, nullif(u.h, -1), u.b
+                FROM unnest(\(ids)::uuid[], \(clients)::text[], \(devices)::text[], \(sources)::text[],
+                            \(times)::timestamptz[], \(hrs)::float8[], \(bodies)::jsonb[]) AS u(id, c, d, s, t, h, b)
+                JOIN record_seconds r ON r.device_id = u.d AND r.source = u.s AND r.second = date_trunc('second', u.t)
+                WHERE r.gateway_id = \(gateway)
+                ON CONFLICT (id) DO NOTHING
+                RETURNING 1
+                """, logger: logger)
+            var n = 0
+            for try await _ in rows { n += 1 }
+            return n
+        }
+        outcome.inserted = inserted
+        outcome.duplicates += ids.count - inserted
+        return outcome
+    }
+
+    /// Samples are idempotent by `uuid` alone: they are already one per record and type.
+    func accept(samples: [JSONValue], gateway: String) async throws -> (inserted: Int, duplicates: Int) {
+        var seen: Set<String> = []
+        var duplicates = 0
+        var uuids: [String] = [], types: [String] = [], values: [Double] = [], starts: [String] = [], ends: [String] = []
+        var clients: [String] = [], bodies: [String] = []
+        for s in samples {
+            let uuid = s["uuid"]!.stringValue!.lowercased()
+            guard seen.insert(uuid).inserted else { duplicates += 1; continue }
+            uuids.append(uuid)
+            types.append(s["dataType"]!.stringValue!)
+            values.append(s["value"]!.doubleValue!)
+            starts.append(s["startDate"]!.stringValue!)
+            ends.append(s["endDate"]!.stringValue!)
+            clients.append(s["clientId"]?.stringValue ?? "")
+            bodies.append(s.serialized())
+        }
+        guard !uuids.isEmpty else { return (0, duplicates) }
+        let rows = try await client.query("""
+            INSERT INTO samples (uuid, gateway_id, data_type, value, start_date, end_date, client_id, body)
+            SELECT u.id, \(gateway), u.t, u.v, u.s, u.e, nullif(u.c, ''), u.b
+            FROM unnest(\(uuids)::uuid[], \(types)::text[], \(values)::float8[], \(starts)::timestamptz[],
+                        \(ends)::timestamptz[], \(clients)::text[], \(bodies)::jsonb[]) AS u(id, t, v, s, e, c, b)
+            ON CONFLICT (uuid) DO NOTHING
+            RETURNING 1
+            """, logger: logger)
+        var inserted = 0
+        for try await _ in rows { inserted += 1 }
+        return (inserted, duplicates + uuids.count - inserted)
+    }
+
+    func accept(profileMetrics metrics: [JSONValue], gateway: String) async throws -> BatchOutcome {
+        var outcome = BatchOutcome()
+        var seen: Set<String> = []
+        var ids: [String] = [], clients: [String] = [], names: [String] = [], values: [Double] = [], units: [String] = []
+        var times: [String] = [], devices: [String] = [], bodies: [String] = []
+        for m in metrics {
+            if let problem = Validation.profileMetricProblem(m) {
+                outcome.rejected.append((m["id"]?.stringValue ?? "", problem))
+                continue
+            }
+            let id = m["id"]!.stringValue!.lowercased()
+            guard seen.insert(id).inserted else { outcome.duplicates += 1; continue }
+            ids.append(id)
+            clients.append(m["client_id"]?.stringValue ?? "")
+            names.append(m["metric"]!.stringValue!)
+            values.append(m["value"]!.doubleValue!)
+            units.append(m["unit"]!.stringValue!)
+            times.append(m["measured_at"]!.stringValue!)
+            devices.append(m["device_id"]?.stringValue ?? "")
+            bodies.append(m.serialized())
+        }
+        guard !ids.isEmpty else { return outcome }
+        let rows = try await client.query("""
+            INSERT INTO profile_metrics (id, gateway_id, client_id, metric, value, unit, measured_at, device_id, body)
+            SELECT u.id, \(gateway), nullif(u.c, ''), u.m, u.v, u.un, u.t, nullif(u.d, ''), u.b
+            FROM unnest(\(ids)::uuid[], \(clients)::text[], \(names)::text[], \(values)::float8[], \(units)::text[],
+                        \(times)::timestamptz[], \(devices)::text[], \(bodies)::jsonb[]) AS u(id, c, m, v, un, t, d, b)
+            ON CONFLICT (id) DO NOTHING
+            RETURNING 1
+            """, logger: logger)
+        var inserted = 0
+        for try await _ in rows { inserted += 1 }
+        outcome.inserted = inserted
+        outcome.duplicates += ids.count - inserted
+        return outcome
+    }
+}

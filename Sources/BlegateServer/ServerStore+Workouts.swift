@@ -1,0 +1,123 @@
+// SPDX-License-Identifier: MIT
+import JSON
+import PostgresNIO
+
+extension ServerStore {
+    /// Source workouts closer than this (gap between one's end and the next one's start)
+    /// belong to one class visit.
+    static let mergeGapSeconds = 300
+
+    /// Stores workouts (POST: new ids only; PUT: `replace`, an id held is overwritten and
+    /// counted as inserted) and refreshes each member's merged workout, one transaction
+    /// per workout under a per-member lock so two gateways' workouts merge into one.
+    func accept(workouts: [JSONValue], gateway: String, replace: Bool) async throws -> BatchOutcome {
+        var outcome = BatchOutcome()
+        var seen: Set<String> = []
+        for w in workouts {
+            if let problem = Validation.workoutProblem(w) {
+                outcome.rejected.append((w["id"]?.stringValue ?? "", problem))
+                continue
+            }
+            let id = w["id"]!.stringValue!.lowercased()
+            guard seen.insert(id).inserted else { outcome.duplicates += 1; continue }
+            if try await store(workout: w, id: id, gateway: gateway, replace: replace) {
+                outcome.inserted += 1
+            } else {
+                outcome.duplicates += 1
+            }
+        }
+        return outcome
+    }
+
+    private func store(workout w: JSONValue, id: String, gateway: String, replace: Bool) async throws -> Bool {
+        let clientID = w["client_id"]?.stringValue
+        let className = w["class_name"]?.stringValue
+        let start = w["start_time"]!.stringValue!, end = w["end_time"]!.stringValue!
+        let body = w.serialized()
+        return try await client.withTransaction(logger: logger) { c -> Bool in
+            if let clientID {
+                try await c.query("SELECT pg_advisory_xact_lock(hashtextextended(\(clientID), 7))", logger: logger)
+            }
+            var previousGroup: String?
+            var exists = false
+            for try await g in try await c.query(
+                "SELECT merged_id::text FROM workouts WHERE id = \(id)::uuid FOR UPDATE", logger: logger).decode(String?.self) {
+                exists = true
+                previousGroup = g
+            }
+            if exists && !replace { return false }
+            if exists {
+                try await c.query("""
+                    UPDATE workouts SET gateway_id = \(gateway), client_id = \(clientID), class_name = \(className),
+                        start_time = \(start)::timestamptz, end_time = \(end)::timestamptz, body = \(body)::json,
+                        merged_id = NULL, updated_at = now()
+                    WHERE id = \(id)::uuid
+                    """, logger: logger)
+            } else {
+                try await c.query("""
+                    INSERT INTO workouts (id, gateway_id, client_id, class_name, start_time, end_time, body)
+                    VALUES (\(id)::uuid, \(gateway), \(clientID), \(className), \(start)::timestamptz, \(end)::timestamptz, \(body)::json)
+                    """, logger: logger)
+            }
+            if let clientID {
+                // The groups this workout touches: same member and class, within the gap.
+                var groups: [String] = []
+                if let className {
+                    let gap = Double(Self.mergeGapSeconds)
+                    for try await g in try await c.query("""
+                        SELECT id::text FROM merged_workouts
+                        WHERE client_id = \(clientID) AND class_name = \(className)
+                          AND start_time <= \(end)::timestamptz + make_interval(secs => \(gap))
+                          AND end_time >= \(start)::timestamptz - make_interval(secs => \(gap))
+                        ORDER BY start_time, id
+                        """, logger: logger).decode(String.self) {
+                        groups.append(g)
+                    }
+                }
+                let target = groups.first ?? id
+                if groups.isEmpty {
+                    try await c.query("""
+                        INSERT INTO merged_workouts (id, client_id, class_name, start_time, end_time, body, sources)
+                        VALUES (\(target)::uuid, \(clientID), \(className), \(start)::timestamptz, \(end)::timestamptz, \(body)::json, 1)
+                        ON CONFLICT (id) DO NOTHING
+                        """, logger: logger)
+                }
+                for other in groups.dropFirst() {
+                    try await c.query("UPDATE workouts SET merged_id = \(target)::uuid WHERE merged_id = \(other)::uuid", logger: logger)
+                    try await c.query("DELETE FROM merged_workouts WHERE id = \(other)::uuid", logger: logger)
+                }
+                try await c.query("UPDATE workouts SET merged_id = \(target)::uuid WHERE id = \(id)::uuid", logger: logger)
+                try await refresh(group: target, on: c)
+                if let previousGroup, previousGroup != target, !groups.contains(previousGroup) {
+                    try await refresh(group: previousGroup, on: c)
+                }
+            } else if let previousGroup {
+                try await refresh(group: previousGroup, on: c)
+            }
+            return true
+        }
+    }
+
+    /// Recomputes a merged workout from its sources, or deletes it when none is left.
+    private func refresh(group: String, on c: PostgresConnection) async throws {
+        var sources: [JSONValue] = []
+        for try await (gateway, text) in try await c.query(
+            "SELECT gateway_id, body::text FROM workouts WHERE merged_id = \(group)::uuid", logger: logger).decode((String, String).self) {
+            guard var w = try? JSONValue.parse(text), case var .object(m) = w else { continue }
+            if let i = m.firstIndex(where: { $0.0 == "gateway_id" }) { m[i].1 = .string(gateway) } else { m.append(("gateway_id", .string(gateway))) }
+            w = .object(m)
+            sources.append(w)
+        }
+        guard let merged = WorkoutMerge.merge(id: group, sources: sources) else {
+            try await c.query("DELETE FROM merged_workouts WHERE id = \(group)::uuid", logger: logger)
+            return
+        }
+        let start = merged["start_time"]!.stringValue!, end = merged["end_time"]!.stringValue!
+        try await c.query("""
+            UPDATE merged_workouts SET start_time = \(start)::timestamptz, end_time = \(end)::timestamptz,
+                class_name = \(merged["class_name"]?.stringValue), body = \(merged.serialized())::json,
+                sources = \(sources.count), updated_at = now()
+            WHERE id = \(group)::uuid
+            """, logger: logger)
+    }
+}

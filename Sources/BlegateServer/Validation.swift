@@ -1,0 +1,146 @@
+// SPDX-License-Identifier: MIT
+import JSON
+
+/// The contract's per-item checks (docs/backend-openapi.yaml). An item that fails one is
+/// answered in `rejected` with `field: what is wrong`; the rest of the batch is kept. The
+/// record rules are the loopback test backend's, so a gateway sees the same answers from both.
+enum Validation {
+    static let recordKeys: Set<String> = ["id", "client_id", "timestamp", "device_id", "source", "metrics", "meta", "rr_ms"]
+    static let workoutTypes: Set<String> = ["run", "walk", "cycle", "strength", "hiit", "other"]
+    static let profileMetrics: [String: String] = ["height": "cm", "weight": "kg", "body_fat": "percent"]
+
+    static func members(_ v: JSONValue) -> [(String, JSONValue)]? {
+        if case let .object(m) = v { return m }
+        return nil
+    }
+
+    static func array(_ v: JSONValue?) -> [JSONValue]? {
+        if case let .array(a)? = v { return a }
+        return nil
+    }
+
+    static func recordProblem(_ record: JSONValue) -> String? {
+        guard let o = members(record) else { return "record: must be a JSON object" }
+        guard let id = record["id"]?.stringValue, isUUID(id) else { return "id: must be a UUID string (8-4-4-4-12 hex)" }
+        if let p = clientProblem(record["client_id"]) { return p }
+        guard let t = record["timestamp"]?.stringValue, isTimestamp(t) else {
+            return "timestamp: must be an ISO 8601 UTC time such as 2026-01-02T03:04:05.678Z"
+        }
+        guard let d = record["device_id"]?.stringValue, !d.isEmpty else { return "device_id: must be a non-empty string" }
+        guard let s = record["source"]?.stringValue, !s.isEmpty else { return "source: must be a non-empty string" }
+        guard let metrics = record["metrics"].flatMap(members) else { return "metrics: must be an object of numbers" }
+        for (k, v) in metrics where v.doubleValue == nil { return "metrics.\(k): must be a number" }
+        guard let meta = record["meta"].flatMap(members) else { return "meta: must be an object" }
+        for (k, v) in meta {
+            switch v {
+            case .string, .int, .double, .bool: continue
+            default: return "meta.\(k): must be a string, number or boolean"
+            }
+        }
+        if let rr = record["rr_ms"] {
+            guard let values = array(rr), values.allSatisfy({ ($0.doubleValue ?? -1) > 0 }) else {
+                return "rr_ms: must be an array of positive numbers (milliseconds)"
+            }
+        }
+        if let extra = o.map(\.0).filter({ !recordKeys.contains($0) }).sorted().first {
+            return "\(extra): unknown field; extensions belong in metrics or meta"
+        }
+        return nil
+    }
+
+    static func workoutProblem(_ w: JSONValue) -> String? {
+        guard members(w) != nil else { return "workout: must be a JSON object" }
+        guard let id = w["id"]?.stringValue, isUUID(id) else { return "id: must be a UUID string (8-4-4-4-12 hex)" }
+        if let p = clientProblem(w["client_id"]) { return p }
+        guard let d = w["device_id"]?.stringValue, !d.isEmpty else { return "device_id: must be a non-empty string" }
+        guard let type = w["workout_type"]?.stringValue, workoutTypes.contains(type) else {
+            return "workout_type: must be one of \(workoutTypes.sorted().joined(separator: ", "))"
+        }
+        switch w["class_name"] {
+        case nil, .null?: break
+        case let .string(s)? where !s.isEmpty: break
+        default: return "class_name: must be a non-empty string or null"
+        }
+        for key in ["start_time", "end_time"] {
+            guard let t = w[key]?.stringValue, isTimestamp(t) else { return "\(key): must be an ISO 8601 UTC time" }
+        }
+        if w["start_time"]!.stringValue! > w["end_time"]!.stringValue! { return "end_time: before start_time" }
+        for key in ["duration_seconds", "avg_heart_rate", "max_heart_rate", "min_heart_rate"] {
+            guard let n = w[key]?.doubleValue, n >= 0 else { return "\(key): must be a non-negative number" }
+        }
+        if let z = w["seconds_in_zone"] {
+            guard let a = array(z), a.count == 6, a.allSatisfy({ ($0.doubleValue ?? -1) >= 0 }) else {
+                return "seconds_in_zone: must be 6 non-negative numbers"
+            }
+        }
+        return nil
+    }
+
+    static func profileMetricProblem(_ m: JSONValue) -> String? {
+        guard members(m) != nil else { return "metric: must be a JSON object" }
+        guard let id = m["id"]?.stringValue, isUUID(id) else { return "id: must be a UUID string (8-4-4-4-12 hex)" }
+        if let p = clientProblem(m["client_id"]) { return p }
+        guard let name = m["metric"]?.stringValue, let unit = profileMetrics[name] else {
+            return "metric: must be one of body_fat, height, weight"
+        }
+        guard let value = m["value"]?.doubleValue, value.isFinite, value >= 0 else { return "value: must be a non-negative number" }
+        guard m["unit"]?.stringValue == unit else { return "unit: must be \(unit) for \(name)" }
+        guard let t = m["measured_at"]?.stringValue, isTimestamp(t) else { return "measured_at: must be an ISO 8601 UTC time" }
+        return nil
+    }
+
+    private static func clientProblem(_ v: JSONValue?) -> String? {
+        switch v {
+        case nil, .null?: return nil
+        case let .string(s)? where !s.isEmpty: return nil
+        default: return "client_id: must be a non-empty string or null"
+        }
+    }
+
+    static func isUUID(_ s: String) -> Bool {
+        let u = Array(s.utf8)
+        guard u.count == 36 else { return false }
+        for (i, c) in u.enumerated() {
+            if i == 8 || i == 13 || i == 18 || i == 23 {
+                guard c == UInt8(ascii: "-") else { return false }
+            } else {
+                guard (c >= 0x30 && c <= 0x39) || (c >= 0x61 && c <= 0x66) || (c >= 0x41 && c <= 0x46) else { return false }
+            }
+        }
+        return true
+    }
+
+    /// `YYYY-MM-DDTHH:MM:SS`, an optional fraction, then `Z` or an offset; month, day and
+    /// hour in range so PostgreSQL's cast cannot fail on it.
+    static func isTimestamp(_ s: String) -> Bool {
+        let u = Array(s.utf8)
+        guard u.count >= 20, u.count <= 40 else { return false }
+        let digits: [Int] = [0, 1, 2, 3, 5, 6, 8, 9, 11, 12, 14, 15, 17, 18]
+        guard digits.allSatisfy({ u[$0] >= 0x30 && u[$0] <= 0x39 }),
+              u[4] == UInt8(ascii: "-"), u[7] == UInt8(ascii: "-"), u[10] == UInt8(ascii: "T"),
+              u[13] == UInt8(ascii: ":"), u[16] == UInt8(ascii: ":") else { return false }
+        func n(_ a: Int, _ b: Int) -> Int { Int(u[a] - 0x30) * 10 + Int(u[b] - 0x30) }
+        guard (1...12).contains(n(5, 6)), (1...28).contains(n(8, 9)) || (29...31).contains(n(8, 9)) && dayFits(u),
+              n(11, 12) < 24, n(14, 15) < 60, n(17, 18) < 60 else { return false }
+        var i = 19
+        if u[i] == UInt8(ascii: ".") {
+            i += 1
+            let start = i
+            while i < u.count, u[i] >= 0x30, u[i] <= 0x39 { i += 1 }
+            guard i > start else { return false }
+        }
+        let rest = u[i...]
+        if rest.count == 1 { return rest.first == UInt8(ascii: "Z") }
+        guard rest.count == 6, rest.first == UInt8(ascii: "+") || rest.first == UInt8(ascii: "-") else { return false }
+        return rest.dropFirst().enumerated().allSatisfy { k, c in k == 2 ? c == UInt8(ascii: ":") : (c >= 0x30 && c <= 0x39) }
+    }
+
+    private static func dayFits(_ u: [UInt8]) -> Bool {
+        let year = (0..<4).reduce(0) { $0 * 10 + Int(u[$1] - 0x30) }
+        let month = Int(u[5] - 0x30) * 10 + Int(u[6] - 0x30)
+        let day = Int(u[8] - 0x30) * 10 + Int(u[9] - 0x30)
+        let leap = year % 4 == 0 && (year % 100 != 0 || year % 400 == 0)
+        let days = [31, leap ? 29 : 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31][month - 1]
+        return day <= days
+    }
+}

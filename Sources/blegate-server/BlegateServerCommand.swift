@@ -1,0 +1,182 @@
+// SPDX-License-Identifier: MIT
+import ArgumentParser
+import BlegateServer
+import Logging
+import PostgresNIO
+
+@main
+struct BlegateServerCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "blegate-server",
+        abstract: "The blegate backend on PostgreSQL, shared by many gateways (docs/server.md).",
+        subcommands: [Serve.self, Migrate.self, GatewayCommand.self, PairingCommand.self, StaffCommand.self, Stats.self],
+        defaultSubcommand: Serve.self
+    )
+}
+
+struct DatabaseOptions: ParsableArguments {
+    @Option(name: .customLong("database-url"),
+            help: "postgres://user:password@host:port/db, or postgres://user@/db?host=/run/postgresql (default: $BLEGATE_DATABASE_URL)")
+    var databaseURL: String?
+
+    func url() throws -> DatabaseURL {
+        guard let text = databaseURL ?? ProcessInfoLite.environment("BLEGATE_DATABASE_URL") else {
+            throw ValidationError("no database: pass --database-url or set BLEGATE_DATABASE_URL")
+        }
+        do { return try DatabaseURL(text) } catch { throw ValidationError("\(error)") }
+    }
+
+    /// Runs `body` with a migrated store, then closes the connections.
+    func withStore<T: Sendable>(_ body: @Sendable (ServerStore) async throws -> T) async throws -> T {
+        var logger = Logger(label: "blegate-server")
+        logger.logLevel = .warning
+        let server = BlegateServer(.init(database: try url()), logger: logger)
+        return try await withThrowingTaskGroup(of: T?.self) { group in
+            group.addTask {
+                await server.client.run()
+                return nil
+            }
+            defer { group.cancelAll() }
+            _ = try await server.store.migrate()
+            return try await body(server.store)
+        }
+    }
+}
+
+struct Serve: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Apply migrations and serve the API and the staff page.")
+    @OptionGroup var database: DatabaseOptions
+    @Option(help: "host:port to listen on") var listen = "127.0.0.1:8080"
+
+    func run() async throws {
+        guard let colon = listen.lastIndex(of: ":"), let port = Int(listen[listen.index(after: colon)...]), (0...65535).contains(port) else {
+            throw ValidationError("--listen must be host:port, e.g. 127.0.0.1:8080")
+        }
+        var logger = Logger(label: "blegate-server")
+        logger.logLevel = ProcessInfoLite.environment("BLEGATE_LOG_LEVEL").flatMap(Logger.Level.init(rawValue:)) ?? .info
+        let server = BlegateServer(.init(host: String(listen[..<colon]), port: port, database: try database.url()), logger: logger)
+        try await server.run()
+    }
+}
+
+struct Migrate: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Apply the schema migrations not yet applied, and exit.")
+    @OptionGroup var database: DatabaseOptions
+
+    func run() async throws {
+        try await database.withStore { _ in }
+        print("schema is up to date")
+    }
+}
+
+struct GatewayCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "gateway", abstract: "Gateways and their bearer tokens.", subcommands: [Add.self, Revoke.self, List.self])
+
+    struct Add: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Create a gateway (or renew a revoked one) and print its token once; put it in the gateway's token_file.")
+        @OptionGroup var database: DatabaseOptions
+        @Argument(help: "The gateway's id: its `gateway.id`") var id: String
+
+        func run() async throws {
+            let id = self.id
+            let token = try await database.withStore { try await $0.addGateway(id) }
+            print(token)
+        }
+    }
+
+    struct Revoke: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Revoke a gateway's token: its requests are refused with 403.")
+        @OptionGroup var database: DatabaseOptions
+        @Argument var id: String
+
+        func run() async throws {
+            let id = self.id
+            guard try await database.withStore({ try await $0.revokeGateway(id) }) else {
+                throw ValidationError("no gateway \(id)")
+            }
+            print("revoked \(id)")
+        }
+    }
+
+    struct List: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Each gateway's last contact, outbox depth and version.")
+        @OptionGroup var database: DatabaseOptions
+
+        func run() async throws {
+            let gateways = try await database.withStore { try await $0.gateways() }
+            print("id\tstate\tlast_contact\toutbox_depth\tversion\trequests")
+            for g in gateways {
+                print("\(g.id)\t\(g.revoked ? "revoked" : "live")\t\(g.lastContact ?? "-")\t\(g.outboxDepth.map(String.init) ?? "-")\t\(g.version ?? "-")\t\(g.requests)")
+            }
+        }
+    }
+}
+
+struct PairingCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "pairing", abstract: "Pairing codes.", subcommands: [Create.self])
+
+    struct Create: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Make a single-use pairing code for a member and print it.")
+        @OptionGroup var database: DatabaseOptions
+        @Option(name: .customLong("client-id"), help: "The member's client id") var clientID: String
+        @Option(help: "How long the code stays valid: 90s, 30m, 24h, 7d") var expires = "24h"
+
+        func run() async throws {
+            guard let seconds = Self.seconds(expires) else { throw ValidationError("--expires: a number with s, m, h or d, e.g. 24h") }
+            let client = clientID
+            let made = try await database.withStore { try await $0.createPairingCode(clientID: client, validSeconds: seconds) }
+            print(made.code)
+            printErr("valid until \(made.expiresAt)")
+        }
+
+        static func seconds(_ text: String) -> Int? {
+            guard let unit = text.last, let n = Int(text.dropLast()), n > 0 else { return nil }
+            switch unit {
+            case "s": return n
+            case "m": return n * 60
+            case "h": return n * 3600
+            case "d": return n * 86400
+            default: return nil
+            }
+        }
+    }
+}
+
+struct StaffCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "staff", abstract: "Staff tokens for the staff page and the read endpoints.", subcommands: [Add.self, Revoke.self])
+
+    struct Add: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Create (or renew) a staff member's token and print it once.")
+        @OptionGroup var database: DatabaseOptions
+        @Argument var name: String
+
+        func run() async throws {
+            let name = self.name
+            print(try await database.withStore { try await $0.addStaff(name) })
+        }
+    }
+
+    struct Revoke: AsyncParsableCommand {
+        @OptionGroup var database: DatabaseOptions
+        @Argument var name: String
+
+        func run() async throws {
+            let name = self.name
+            guard try await database.withStore({ try await $0.revokeStaff(name) }) else { throw ValidationError("no staff \(name)") }
+            print("revoked \(name)")
+        }
+    }
+}
+
+struct Stats: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Row counts per table, as JSON (tests and the benchmark).")
+    @OptionGroup var database: DatabaseOptions
+
+    func run() async throws {
+        let counts = try await database.withStore { try await $0.counts() }
+        print("{" + counts.sorted { $0.key < $1.key }.map { "\"\($0.key)\": \($0.value)" }.joined(separator: ", ") + "}")
+    }
+}

@@ -1,0 +1,107 @@
+// SPDX-License-Identifier: MIT
+import BlegateServer
+import Foundation
+import JSON
+import Testing
+
+/// One strap heard by two gateways, one member's class seen by both, and what the
+/// server knows of each gateway.
+@Suite("blegate-server with two gateways")
+struct TwoGatewaysTests {
+    @Test("a strap heard by both is stored once per second (first gateway wins), each gateway's own records in a second are kept, replays stay duplicates")
+    func oncePerSecond() async throws {
+        let h = try await ServerHarness.start()
+        defer { Task { await h.stop() } }
+        let a = try await h.store.addGateway("gw-a"), b = try await h.store.addGateway("gw-b")
+        let shared = "C6:D9:E9:3F:49:5F"
+        // gw-a hears seconds 0..4; gw-b hears seconds 2..6 of the same strap, a few ms apart.
+        let fromA = (0..<5).map { Make.record(device: shared, time: "2026-11-25T10:00:0\($0).120Z") }
+        let fromB = (2..<7).map { Make.record(device: shared, time: "2026-11-25T10:00:0\($0).180Z") }
+        // gw-a's second notification within second 4, and a different strap only gw-b hears.
+        let extraA = Make.record(device: shared, time: "2026-11-25T10:00:04.900Z")
+        let onlyB = Make.record(device: "F0:00:00:00:00:02", time: "2026-11-25T10:00:03.000Z")
+
+        let ra = try await h.send("/api/v1/metrics", Make.metrics(gateway: "gw-a", fromA + [extraA]), token: a)
+        #expect(ra.json?["inserted"]?.intValue == 6)
+        let rb = try await h.send("/api/v1/metrics", Make.metrics(gateway: "gw-b", fromB + [onlyB]), token: b)
+        #expect(rb.json?["inserted"]?.intValue == 3)   // seconds 5, 6 and the other strap
+        #expect(rb.json?["duplicates"]?.intValue == 3) // seconds 2, 3, 4 were gw-a's
+        let rb2 = try await h.send("/api/v1/metrics", Make.metrics(gateway: "gw-b", fromB + [onlyB]), token: b)
+        #expect(rb2.json?["inserted"]?.intValue == 0 && rb2.json?["duplicates"]?.intValue == 6)
+
+        let hr = try await h.get("/api/v1/members/c-1/heart-rate?limit=1000")
+        let points = hr.json?["heart_rate"]?.arrayValue ?? []
+        let sharedSeconds = points.filter { $0["device_id"]?.stringValue == shared }.compactMap { $0["timestamp"]?.stringValue?.prefix(19) }
+        #expect(sharedSeconds.count == 8)                  // 7 seconds, second 4 twice from gw-a
+        #expect(Set(sharedSeconds).count == 7)
+        #expect(points.filter { $0["gateway_id"]?.stringValue == "gw-b" }.count == 3)
+    }
+
+    @Test("one member's class seen by two gateways is one workout: earliest start, latest end, highest max, the better source's sums; successive parts add up")
+    func mergedWorkouts() async throws {
+        let h = try await ServerHarness.start()
+        defer { Task { await h.stop() } }
+        let a = try await h.store.addGateway("gw-a"), b = try await h.store.addGateway("gw-b")
+        // Both rooms heard the whole class: the same effort.
+        let wa = Make.workout(gateway: "gw-a", start: "2026-11-25T07:00:00.000Z", end: "2026-11-25T07:45:00.000Z", duration: 2700,
+                              maxHR: 176, minHR: 92, kcal: 400, points: 40, coverage: 0.97)
+        let wb = Make.workout(gateway: "gw-b", start: "2026-11-25T07:00:30.000Z", end: "2026-11-25T07:45:20.000Z", duration: 2690,
+                              maxHR: 179, minHR: 95, kcal: 390, points: 39, coverage: 0.80)
+        #expect(try await h.send("/api/v1/workouts", Make.workouts(gateway: "gw-a", [wa]), token: a).json?["inserted"]?.intValue == 1)
+        #expect(try await h.send("/api/v1/workouts", Make.workouts(gateway: "gw-b", [wb]), token: b).json?["inserted"]?.intValue == 1)
+        // Another member moved rooms halfway: two successive parts.
+        let p1 = Make.workout(client: "c-2", gateway: "gw-a", start: "2026-11-25T07:00:00.000Z", end: "2026-11-25T07:20:00.000Z", duration: 1200,
+                              avgHR: 130, kcal: 150, points: 15)
+        let p2 = Make.workout(client: "c-2", gateway: "gw-b", start: "2026-11-25T07:22:00.000Z", end: "2026-11-25T07:45:00.000Z", duration: 1380,
+                              avgHR: 150, kcal: 200, points: 22)
+        _ = try await h.send("/api/v1/workouts", Make.workouts(gateway: "gw-a", [p1]), token: a)
+        _ = try await h.send("/api/v1/workouts", Make.workouts(gateway: "gw-b", [p2]), token: b)
+        // The same member's next class is separate.
+        let later = Make.workout(gateway: "gw-a", className: "Spin 6pm", start: "2026-11-25T18:00:00.000Z", end: "2026-11-25T18:40:00.000Z", duration: 2400)
+        _ = try await h.send("/api/v1/workouts", Make.workouts(gateway: "gw-a", [later]), token: a)
+
+        let one = try await h.get("/api/v1/members/c-1/workouts").json?["workouts"]?.arrayValue ?? []
+        #expect(one.count == 2)
+        let hiit = try #require(one.first { $0["class_name"]?.stringValue == "HIIT 7am" })
+        #expect(hiit["start_time"]?.stringValue == "2026-11-25T07:00:00.000Z")
+        #expect(hiit["end_time"]?.stringValue == "2026-11-25T07:45:20.000Z")
+        #expect(hiit["max_heart_rate"]?.intValue == 179)
+        #expect(hiit["min_heart_rate"]?.intValue == 92)
+        #expect(hiit["calories_active"]?.doubleValue == 400)   // gw-a covered more: its sums, not the total
+        #expect(hiit["duration_seconds"]?.intValue == 2700)
+        #expect(hiit["gateway_ids"]?.arrayValue?.compactMap(\.stringValue) == ["gw-a", "gw-b"])
+        #expect(hiit["sources"]?.arrayValue?.count == 2)
+
+        let two = try #require(try await h.get("/api/v1/members/c-2/workouts").json?["workouts"]?.arrayValue?.first)
+        #expect(two["duration_seconds"]?.intValue == 2580)
+        #expect(two["calories_active"]?.doubleValue == 350)
+        #expect(two["effort_points"]?.doubleValue == 37)
+        let weighted = (130.0 * 1200 + 150 * 1380) / 2580
+        #expect(abs((two["avg_heart_rate"]?.doubleValue ?? 0) - weighted) < 0.06)
+        let zones = two["seconds_in_zone"]?.arrayValue?.compactMap(\.intValue) ?? []
+        #expect(zones.reduce(0, +) == 2580)
+        #expect(try await h.store.counts()["workouts"] == 5)
+        #expect(try await h.store.counts()["merged_workouts"] == 3)
+    }
+
+    @Test("GET /api/v1/gateways: each gateway's last contact, outbox depth and version from the request headers")
+    func gatewaysEndpoint() async throws {
+        let h = try await ServerHarness.start()
+        defer { Task { await h.stop() } }
+        let a = try await h.store.addGateway("gw-a"), b = try await h.store.addGateway("gw-b")
+        _ = try await h.store.addGateway("gw-silent")
+        _ = try await h.send("/api/v1/metrics", Make.metrics(gateway: "gw-a", []), token: a, outboxDepth: 1234, version: "1.4.0")
+        _ = try await h.send("/api/v1/metrics", Make.metrics(gateway: "gw-b", []), token: b, outboxDepth: 0, version: "1.5.0-rc1")
+        // A later request without the headers keeps what the gateway said last.
+        _ = try await h.send("/api/v1/metrics", Make.metrics(gateway: "gw-a", []), token: a)
+        let answer = try await h.get("/api/v1/gateways")
+        #expect(answer.status == 200)
+        let gateways = answer.json?["gateways"]?.arrayValue ?? []
+        #expect(gateways.compactMap { $0["id"]?.stringValue } == ["gw-a", "gw-b", "gw-silent"])
+        #expect(gateways[0]["outbox_depth"]?.intValue == 1234 && gateways[0]["version"]?.stringValue == "1.4.0")
+        #expect(gateways[0]["requests"]?.intValue == 2)
+        #expect(gateways[1]["outbox_depth"]?.intValue == 0 && gateways[1]["version"]?.stringValue == "1.5.0-rc1")
+        #expect(gateways[0]["last_contact"]?.stringValue?.hasSuffix("Z") == true)
+        #expect(gateways[2]["last_contact"] == .null && gateways[2]["requests"]?.intValue == 0)
+    }
+}
