@@ -42,6 +42,6 @@ default:
            blegate-bench sync [--records N] [--batch B[,B...]] [--sink wearmetrics|samples]
            blegate-bench catchup [--devices 60] [--seconds 3600] [--batch B[,B...]]
            blegate-bench latency [--straps 10] [--rate HZ] [--seconds 60] [--commit-interval MS]
-           blegate-bench stream --blegate PATH [--straps 10] [--rate 50,3000] [--notify acquire,start] [--rss-straps 50] [--seconds 10]
+           blegate-bench stream --blegate PATH [--total 500,50] [--straps 10] [--clients acquire,start,bleak,run] [--python VENV/bin/python] [--seconds 20]
     """)
 }
