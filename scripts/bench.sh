@@ -14,9 +14,13 @@
 #   scripts/bench.sh latency [--straps 10] [--seconds 60] [--commit-interval 1000]
 #                                                              notification → committed, through blegate run's runtime
 #   scripts/bench-rss.sh SECONDS [STRAPS]                      peak RSS of the blegate run process
-#   scripts/bench.sh stream [--straps 10] [--rate 50,3000] [--notify acquire,start] [--rss-straps 50] [--seconds 10]
-#                                                              blegate stream as a process against the simulator:
-#                                                              CPU µs/notification, peak RSS, notifications lost
+#   scripts/bench.sh stream [--total 500,50] [--straps 10] [--clients acquire,start,bleak,run] [--seconds 20]
+#                                                              at real arrival times (every strap on its own clock):
+#                                                              blegate stream (AcquireNotify, StartNotify), bleak and
+#                                                              blegate run as processes: CPU µs, wake-ups and context
+#                                                              switches per notification, peak RSS, losses, ratio to bleak
+#   scripts/bench.sh run                                       catch-up and latency, then blegate run per record at
+#                                                              real arrival times (stream --clients run)
 #   scripts/bench.sh wall [SECONDS=60] [STRAPS=40] [SCREENS=10]   the wall (shipped blegate run) in headless Chromium:
 #                                                              notification → DOM p50/p99, gateway CPU and peak RSS
 set -euo pipefail
@@ -24,7 +28,17 @@ cd "$(dirname "$0")/.."
 scripts/setup.sh -c release --product blegate-bench
 # The stream benchmark runs blegate as it ships (scripts/build-release.sh: static Swift
 # runtime, the lean blegate-stream beside it) for the simulator and the gateway, each a process.
-case "${1:-all}" in stream|wall|all) shipped="$(scripts/build-release.sh | tail -n 1)" ;; esac
+case "${1:-all}" in stream|run|wall|all) shipped="$(scripts/build-release.sh | tail -n 1)" ;; esac
+# bleak (PyPI) for the stream benchmark, in a venv of its own: Debian's python3 refuses
+# `pip install` into the system (PEP 668).
+bleak_python=.build/bench-python/bin/python
+case "${1:-all}" in stream|all)
+    if ! "$bleak_python" -c 'import bleak' 2>/dev/null; then
+        echo "bench: installing bleak into .build/bench-python"
+        /usr/bin/python3 -m venv .build/bench-python
+        .build/bench-python/bin/pip install -q --disable-pip-version-check 'bleak==3.1.0'
+    fi ;;
+esac
 bin="$(swift build -c release --show-bin-path)"
 what="${1:-all}"; shift || true
 case "$what" in
@@ -51,8 +65,13 @@ case "$what" in
     latency|run|all)
         if [ "$what" = latency ]; then "$bin/blegate-bench" latency "$@"; else "$bin/blegate-bench" latency; fi
         ;;&
+    run)
+        "$bin/blegate-bench" stream --blegate "$shipped/blegate" --clients run
+        ;;&
     stream|all)
-        if [ "$what" = all ]; then "$bin/blegate-bench" stream --blegate "$shipped/blegate"; else "$bin/blegate-bench" stream --blegate "$shipped/blegate" "$@"; fi
+        if [ "$what" = all ]; then set --; fi
+        "$bin/blegate-bench" stream --blegate "$shipped/blegate" --python "$bleak_python" \
+            --bleak-script Benchmarks/bleak/bleak_stream.py "$@"
         ;;&
     wall|all)
         swift build -c release --product blegate-test-backend

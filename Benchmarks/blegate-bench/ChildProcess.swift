@@ -46,6 +46,27 @@ struct ChildProcess {
         return nil
     }
 
+    /// Voluntary and involuntary context switches of all its threads now
+    /// (/proc/PID/task/*/status). A voluntary switch is a thread going to sleep: each is
+    /// followed by one wake-up.
+    func contextSwitches() -> (voluntary: Int, involuntary: Int) {
+        var voluntary = 0, involuntary = 0
+        guard let d = opendir("/proc/\(pid)/task") else { return (0, 0) }
+        defer { closedir(d) }
+        while let e = readdir(d) {
+            let name = withUnsafeBytes(of: e.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+            guard name.first?.isNumber == true, let text = readText("/proc/\(pid)/task/\(name)/status") else { continue }
+            for line in text.split(separator: "\n") {
+                if line.hasPrefix("voluntary_ctxt_switches:") {
+                    voluntary += Int(line.dropFirst("voluntary_ctxt_switches:".count).filter(\.isNumber)) ?? 0
+                } else if line.hasPrefix("nonvoluntary_ctxt_switches:") {
+                    involuntary += Int(line.dropFirst("nonvoluntary_ctxt_switches:".count).filter(\.isNumber)) ?? 0
+                }
+            }
+        }
+        return (voluntary, involuntary)
+    }
+
     /// Waits until the process spends less than `threshold` s of CPU per `interval` s
     /// (it has drained what was queued for it), at most `timeout` s.
     func waitUntilIdle(threshold: Double = 0.002, interval: Double = 0.3, timeout: Double = 30) async throws {
@@ -94,6 +115,15 @@ struct BenchError: Error, CustomStringConvertible {
 /// A whole file as UTF-8 text, or nil when it cannot be read.
 func readText(_ path: String) -> String? {
     readBytes(path).map { String(decoding: $0, as: UTF8.self) }
+}
+
+/// Writes `text` to a new file; false when it cannot.
+func writeText(_ path: String, _ text: String) -> Bool {
+    let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+    guard fd >= 0 else { return false }
+    defer { close(fd) }
+    let bytes = Array(text.utf8)
+    return bytes.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) } == bytes.count
 }
 
 /// A whole file's bytes, or nil when it cannot be opened.

@@ -34,6 +34,28 @@ struct PayloadLogTally {
         self.inWindow = inWindow
     }
 
+    /// How many distinct straps have Heart Rate notifications in the log: every strap is
+    /// followed once each has one (whatever the client, blegate or bleak).
+    static func straps(bytes: [UInt8]) -> Int {
+        let uuid = Array(#""uuid":"00002a37-"#.utf8)
+        let address = Array(#""address":""#.utf8)
+        var seen = Set<[UInt8]>()
+        bytes.withUnsafeBytes { (all: UnsafeRawBufferPointer) in
+            guard let base = all.baseAddress else { return }
+            var start = 0
+            while start < all.count {
+                let end = memchr(base + start, 0x0A, all.count - start).map { UnsafeRawPointer($0) - base } ?? all.count
+                let line = UnsafeRawBufferPointer(rebasing: all[start..<end])
+                start = end + 1
+                guard find(uuid, in: line) != nil, let at = find(address, in: line) else { continue }
+                let from = at + address.count
+                guard from + 17 <= line.count else { continue }
+                seen.insert(Array(line[from..<(from + 17)]))
+            }
+        }
+        return seen.count
+    }
+
     private static func find(_ needle: [UInt8], in line: UnsafeRawBufferPointer) -> Int? {
         guard let first = needle.first, line.count >= needle.count else { return nil }
         var i = 0

@@ -48,6 +48,6 @@ default:
            blegate-bench latency [--straps 10] [--rate HZ] [--seconds 60] [--commit-interval MS]
            blegate-bench powercut-writer --path DB --log FILE [--interval-ms 50]   (scripts/powercut-vm.sh)
            blegate-bench powercut-check --path DB --log FILE
-           blegate-bench stream --blegate PATH [--straps 10] [--rate 50,3000] [--notify acquire,start] [--rss-straps 50] [--seconds 10]
+           blegate-bench stream --blegate PATH [--total 500,50] [--straps 10] [--clients acquire,start,bleak,run] [--python VENV/bin/python] [--seconds 20]
     """)
 }

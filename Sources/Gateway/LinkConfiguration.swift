@@ -44,7 +44,7 @@ public struct LinkConfiguration: Sendable {
     /// How long AcquireNotify datagrams may gather once traffic is dense (see
     /// `NotifySocketReader.init(gather:)`): fewer wake-ups per notification, at most this
     /// much added delay. Zero hands each datagram over at once.
-    public var notifyGather: Duration = .milliseconds(8)
+    public var notifyGather: Duration = .milliseconds(200)
     /// Battery Level reads when 0x2A19 cannot notify.
     public var batteryReadInterval: Duration = .seconds(300)
     public var hrv = HRVEngineConfiguration()

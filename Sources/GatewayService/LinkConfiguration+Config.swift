@@ -22,10 +22,10 @@ extension LinkConfiguration {
         let windows = c.hrv.windows.map { Double($0.components.seconds) + Double($0.components.attoseconds) / 1e18 }
         hrv = HRVEngineConfiguration(rmssdWindow: windows.min() ?? 60, sdnnWindow: windows.max() ?? 300)
         jitterSeed = UInt64(truncatingIfNeeded: getpid())
-        // A gym's straps notify about once a second each: wake-ups cost little at that
-        // rate, and a short gather keeps notification → record (the wall, the cache's
-        // buffer) within a few milliseconds.
-        notifyGather = .milliseconds(2)
+        // Straps notify independently: without gathering, each notification costs a
+        // wake-up, nearly all of its CPU (NotifySocketReader). Records reach the cache's
+        // buffer and the wall (which redraws every 250 ms) at most 200 ms later for it.
+        notifyGather = .milliseconds(200)
         adapterReset = AdapterResetter.make(allowed: c.bluetooth.adapterReset).reset
     }
 }

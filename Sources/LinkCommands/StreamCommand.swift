@@ -31,7 +31,7 @@ public struct StreamCommand: LinkCommand {
         .value("bus", "BUS", help: "Bus: system (honours DBUS_SYSTEM_BUS_ADDRESS) or a D-Bus address (default: system)."),
         .value("max-links", "N", help: "Most links per adapter; the real limit is learned below it; default: 32."),
         .value("max-per-adapter", "N", help: "Same as --max-links."),
-        .value("gather-ms", "MS", help: "AcquireNotify: when notifications come densely, let them gather up to this many ms per wake-up (less CPU, at most this much delay); 0 hands each over at once; default: 8."),
+        .value("gather-ms", "MS", help: "AcquireNotify: when notifications come densely, let them gather up to this many ms per wake-up (less CPU, at most this much delay); 0 hands each over at once; default: 200."),
     ]
 
     let devices: [String]
@@ -62,7 +62,7 @@ public struct StreamCommand: LinkCommand {
         if hrvWindow < 10 { throw LinkUsageError("--hrv-window must be at least 10 seconds") }
         duration = try arguments.double("duration")
         if let duration, duration <= 0 { throw LinkUsageError("--duration must be positive") }
-        gatherMilliseconds = try arguments.double("gather-ms") ?? 8
+        gatherMilliseconds = try arguments.double("gather-ms") ?? 200
         if !(0...1000).contains(gatherMilliseconds) { throw LinkUsageError("--gather-ms must be between 0 and 1000") }
         let alias = try arguments.int("max-per-adapter")
         maxLinks = try arguments.int("max-links") ?? alias ?? 32

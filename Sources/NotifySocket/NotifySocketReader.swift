@@ -50,13 +50,20 @@ public final class NotifySocketReader: Sendable {
     ///
     /// `gather`: when a round begins within two windows of the previous one, the reader
     /// lets datagrams gather until this long after the round began before it waits
-    /// again. A wake-up costs more than decoding a notification: at 500 notifications/s
-    /// one wake-up per datagram was most of the CPU. Two windows, not one: a round that
-    /// follows a gathered one begins one window (plus the wake-up's lateness) after it,
-    /// and steady traffic must stay "dense" then, or every other round wakes for a single
-    /// datagram. Sparse traffic (a few straps at 1 Hz) is served at once; dense traffic
-    /// waits at most `gather`. Zero serves every datagram at once.
-    public init(gather: Duration = .milliseconds(8)) throws(DBusError) {
+    /// again. Real straps notify independently, so without this every notification pays a
+    /// wake-up of its own, and a wake-up costs far more than decoding one (on a small VM
+    /// tens of microseconds against one or two): counted per notification, the wake-ups
+    /// are nearly all of the CPU. Gathering makes it one wake-up per window however many
+    /// straps notify. Two windows, not one: a round that follows a gathered one begins one
+    /// window (plus the wake-up's lateness) after it, and steady traffic must stay "dense"
+    /// then. Sparse traffic (one strap at 1 Hz) is served at once; dense traffic waits at
+    /// most `gather`. A socket that had `burstDatagrams` or more queued in a round quarters
+    /// the window (it doubles back, up to `gather`, while every socket has fewer than a
+    /// quarter of that), so that a flooding strap never fills its socket's buffer (a full
+    /// buffer drops notifications on the sending side). Zero serves every datagram at once.
+    public static let burstDatagrams = 32
+
+    public init(gather: Duration = .milliseconds(200)) throws(DBusError) {
         self.gather = gather
         let (seconds, attoseconds) = gather.components
         gatherNanoseconds = max(0, seconds * 1_000_000_000 + attoseconds / 1_000_000_000)
@@ -170,6 +177,7 @@ public final class NotifySocketReader: Sendable {
             Glibc.close(wakeFD)
         }
         var previousRound: Int64 = 0
+        var window = gatherNanoseconds
         while true {
             let n = keys.withUnsafeMutableBufferPointer { k in
                 events.withUnsafeMutableBufferPointer { e in
@@ -182,6 +190,7 @@ public final class NotifySocketReader: Sendable {
             }
             let roundStart = Self.monotonicNanoseconds()
             var delivered = 0
+            var mostFromOneSocket = 0
             for i in 0..<Int(n) {
                 let key = keys[i]
                 if key == 0 {
@@ -217,6 +226,7 @@ public final class NotifySocketReader: Sendable {
                 // Drain what is queued before looking at a hang-up: datagrams sent
                 // before the link dropped are still notifications.
                 var closed = false
+                var fromSocket = 0
                 let hangup = (events[i] & CLINUX_EPOLL_HANGUP) != 0
                 reading: while true {
                     let got = Int(clinux_recv_batch(entry.fd, buffer, Int32(slot), Int32(batch), lengths))
@@ -233,6 +243,7 @@ public final class NotifySocketReader: Sendable {
                             entry.onData(UnsafeRawBufferPointer(start: buffer + j * slot, count: length))
                             delivered += 1
                         }
+                        fromSocket += got
                         // A short batch emptied the queue: epoll is level-triggered and
                         // reports anything newer, so the read that would only answer
                         // EAGAIN is skipped, unless a hang-up must be confirmed drained.
@@ -253,6 +264,7 @@ public final class NotifySocketReader: Sendable {
                         break
                     }
                 }
+                mostFromOneSocket = max(mostFromOneSocket, fromSocket)
                 // Drained to EAGAIN with a hang-up flagged: nothing more will come.
                 if closed || hangup {
                     entries[key] = nil
@@ -265,8 +277,13 @@ public final class NotifySocketReader: Sendable {
             // Dense traffic (this round began within two windows of the previous one):
             // let datagrams gather until `gather` after this round began, so the next
             // round takes several at once instead of waking for each.
+            if mostFromOneSocket >= Self.burstDatagrams {
+                window = max(window / 4, min(gatherNanoseconds, 500_000))
+            } else if mostFromOneSocket < Self.burstDatagrams / 4 {
+                window = min(window * 2, gatherNanoseconds)
+            }
             if delivered > 0, roundStart - previousRound < 2 * gatherNanoseconds {
-                let left = roundStart + gatherNanoseconds - Self.monotonicNanoseconds()
+                let left = roundStart + window - Self.monotonicNanoseconds()
                 if left > 0 {
                     var pause = timespec(tv_sec: Int(left / 1_000_000_000), tv_nsec: Int(left % 1_000_000_000))
                     var rest = timespec()

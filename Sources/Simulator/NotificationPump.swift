@@ -2,34 +2,33 @@ import DBus
 
 extension SimulatedBlueZ {
     /// Starts the strap's notification clock for this link: `rate` Heart Rate
-    /// notifications per second, scheduled against absolute deadlines so that
-    /// high rates (thousands per second) keep their average without drift.
+    /// notifications per second on average, each strap on its own `ArrivalClock` (own
+    /// phase, intervals jittered like heart beats), one notification per wake-up, so that
+    /// no two straps' notifications are ever sent as one batch. Deadlines are absolute
+    /// (the sum of the intervals), so the average holds at thousands per second; a pump
+    /// that fell more than a second behind (a stalled machine) starts again from now
+    /// instead of sending the backlog in a burst.
     func startPump(_ device: SimDevice, generation g: Int) {
         device.pump?.cancel()
         let i = device.adapter, strap = device.strap, address = straps[strap].identity.address, epoch = device.linkEpoch
+        let seed = SeededRandom(seed: straps[strap].identity.seed).derived("arrivals", epoch)
         device.pump = Task { [weak self] in
             let clock = ContinuousClock()
-            var start = clock.now
-            var emitted = 0
-            var currentRate = await self?.pumpRate(strap) ?? 1
+            var arrivals = ArrivalClock(rate: await self?.pumpRate(strap) ?? 1, seed: seed)
+            var next = clock.now + .seconds(arrivals.phase())
             while !Task.isCancelled {
-                guard let self else { return }
+                try? await Task.sleep(until: next, tolerance: .zero, clock: clock)
+                guard let self, !Task.isCancelled else { return }
                 let r = await self.pumpRate(strap)
-                if r != currentRate {
-                    currentRate = r
-                    start = clock.now
-                    emitted = 0
+                if r != arrivals.rate {
+                    arrivals.setRate(r)
+                    next = clock.now + .seconds(arrivals.phase())
+                    continue
                 }
-                let elapsed = (clock.now - start) / .seconds(1)
-                let due = Int(elapsed * currentRate) - emitted
-                if due > 0 {
-                    // After a stall, catch up at most one second's worth.
-                    let alive = await self.deliverHeartRate(g, i, address, epoch: epoch, count: min(due, max(1, Int(currentRate))))
-                    if !alive { return }
-                    emitted += due
-                }
-                let next = start + .seconds(Double(emitted + 1) / currentRate)
-                try? await Task.sleep(until: next, clock: clock)
+                let alive = await self.deliverHeartRate(g, i, address, epoch: epoch, count: 1)
+                if !alive { return }
+                next += .seconds(arrivals.nextInterval())
+                if clock.now - next > .seconds(1) { next = clock.now }
             }
         }
     }

@@ -29,7 +29,7 @@ struct NotifySocketReaderTests {
     }
 
     @Test("every datagram in order, empty ones included; hang-up once, after the data queued before it",
-          arguments: [0, 8, 50])
+          arguments: [0, 8, 50, 200])
     func orderAndHangup(gatherMilliseconds: Int) async throws {
         let reader = try NotifySocketReader(gather: .milliseconds(gatherMilliseconds))
         defer { reader.stop() }
@@ -52,6 +52,30 @@ struct NotifySocketReaderTests {
         #expect(c.hungUp.withLock { $0 } == 1)
         #expect(c.datagrams.withLock { $0.last } == [0x06, 81])
         #expect(reader.datagramCount == payloads.count + 1)
+    }
+
+    @Test("a burst of 5,000 datagrams, far more than a socket buffer holds, arrives whole and in order through a 200 ms window")
+    func burst() async throws {
+        let reader = try NotifySocketReader(gather: .milliseconds(200))
+        defer { reader.stop() }
+        let (ours, theirs) = try pair()
+        defer { close(theirs) }
+        let c = Collector()
+        _ = reader.add(ours, onData: { b in c.datagrams.withLock { $0.append(Array(b)) } }, onHangup: { c.hungUp.withLock { $0 += 1 } })
+        let count = 5000
+        // The sender retries a datagram the full buffer refused, so what arrives shows the
+        // reader drained every datagram, in order, while gathering.
+        for i in 0..<count {
+            let p: [UInt8] = [0x06, UInt8(i & 0xFF), UInt8(i >> 8)]
+            while p.withUnsafeBytes({ send(theirs, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT)) }) < 0 {
+                try #require(errno == EAGAIN || errno == EWOULDBLOCK || errno == ENOBUFS, "send failed (errno \(errno))")
+                try await Task.sleep(for: .milliseconds(1))
+            }
+        }
+        await waitUntil { c.datagrams.withLock { $0.count } >= count }
+        let got = c.datagrams.withLock { $0 }
+        #expect(got.count == count)
+        #expect(got.enumerated().allSatisfy { i, p in p == [0x06, UInt8(i & 0xFF), UInt8(i >> 8)] })
     }
 
     @Test("removed sockets are closed and report nothing more")
