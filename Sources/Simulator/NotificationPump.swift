@@ -7,6 +7,10 @@ extension SimulatedBlueZ {
     func startPump(_ device: SimDevice, generation g: Int) {
         device.pump?.cancel()
         let i = device.adapter, strap = device.strap, address = straps[strap].identity.address, epoch = device.linkEpoch
+        if straps[strap].identity.model == .scale {
+            startScalePump(device, generation: g)
+            return
+        }
         device.pump = Task { [weak self] in
             let clock = ContinuousClock()
             var start = clock.now
