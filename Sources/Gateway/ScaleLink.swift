@@ -6,25 +6,6 @@ import LinkPolicy
 import Normalization
 import Synchronization
 
-/// What `StrapManager` follows: a strap (`StrapLink`) or a scale (`ScaleLink`).
-protocol FollowedLink: AnyObject, Sendable {
-    var address: String { get }
-    var signals: SignalBox { get }
-    var snapshot: LinkStatus { get }
-    var devicePath: DBusObjectPath? { get }
-    func run() async
-    func release(disconnect: Bool) async
-    func stopped()
-    /// An advertisement of this device was heard.
-    func heard()
-}
-
-extension FollowedLink {
-    func heard() {}
-}
-
-extension StrapLink: FollowedLink {}
-
 /// One followed scale (Weight Scale 0x181D or Body Composition 0x181B service).
 ///
 /// A scale advertises only while someone stands on it, indicates the measurement once a
