@@ -179,6 +179,12 @@ extension SimulatedBlueZ {
         return chosen.count
     }
 
+    /// How many of the Connects `failConnect` armed against the first selected device are
+    /// still to fail (nil: no such device).
+    public func connectFailuresLeft(_ selector: String) -> Int? {
+        strapIndices(selector).first.map { straps[$0].failNextConnects }
+    }
+
     public func setConnectFailRate(_ p: Double) {
         connectFailRate = min(1, max(0, p))
         controlProperty("ConnectFailRate", .double(connectFailRate))

@@ -113,4 +113,51 @@ struct ScaleEndToEndTests {
             #expect(await run.wait(timeout: 30) == 0)
         }
     }
+
+    @Test("scales whose Connects fail while they advertise teach the adapter no link limit and grow no backoff: the next weighing gets through",
+          .timeLimit(.minutes(5)))
+    func refusedScale() async throws {
+        try await withSimulator({ c in
+            c.straps = 2
+            c.scales = 2
+            c.seed = 29
+            c.scaleAwake = 12
+        }) { bus, sim in
+            let scales = sim.devices.filter { $0.model == .scale }.map(\.address)
+            try #require(scales.count == 2)
+            let scale = scales[0]
+            let f = try RunFixture()
+            try f.writeConfig(backendURL: nil)
+            let run = try await f.run(bus: bus.address)
+            #expect(await run.waitForStdout("ready:", timeout: 60), "\(run.stdout)\n\(run.stderr)")
+            #expect(await run.waitForStdout("] connected ", count: 2, timeout: 90), "\(run.stdout)")
+            // Every Connect to the scales fails as a full controller's would (two straps
+            // refused this way at 2 links would make 2 the adapter's limit).
+            for s in scales {
+                #expect(await sim.failConnect(s, count: 1000) == 1)
+                #expect(try await sim.stepOn(s, ScaleReading(weight: 80, height: 180, imperial: false)) == 1)
+            }
+            // While it stays awake it is tried again and again; none gets through.
+            #expect(await eventually(timeout: 60) {
+                var left = 0
+                for s in scales { left = max(left, await sim.connectFailuresLeft(s) ?? 1000) }
+                return left <= 996
+            })
+            #expect(scales.allSatisfy { sim.payloadLog.records(address: $0).isEmpty })
+            let status = try await f.status()
+            #expect(status.adapters?.first?.learnedLimit == nil, "\(String(describing: status.adapters))")
+            #expect(status.devices.first { $0.address == scale }?.state != "backing-off")
+            // Awake again with Connects working: the reading is taken at once.
+            #expect(await sim.failConnect(scale, count: 0) == 1)
+            #expect(try await sim.stepOn(scale, ScaleReading(weight: 80, height: 180, imperial: false)) == 1)
+            #expect(await eventually(timeout: 30) { sim.payloadLog.records(address: scale).count == 1 })
+            #expect(await run.waitForStdout("connected UC-352BLE", timeout: 30), "\(run.stdout)")
+            let after = try await f.status()
+            #expect(after.adapters?.first?.learnedLimit == nil)
+            #expect(!FileManager.default.fileExists(atPath: f.dir + "/link-limits.json")
+                    || !((try? String(contentsOfFile: f.dir + "/link-limits.json", encoding: .utf8)) ?? "").contains("\""))
+            run.signal(SIGTERM)
+            #expect(await run.wait(timeout: 30) == 0)
+        }
+    }
 }
