@@ -202,7 +202,7 @@ final class LinkScheduler: Sendable {
         d.manufacturerData[PolarHeartRate.companyID].flatMap { PolarHeartRate(manufacturerData: $0) } != nil
     }
 
-    static func linkable(_ d: Device) -> Bool { d.uuids.contains(GATTNames.heartRateService) }
+    static func linkable(_ d: Device) -> Bool { d.uuids.contains(GATTNames.heartRateService) || ScaleLink.isScale(d) }
 
     /// Grants what can be granted, asks advertisement-heard straps to give way, probes
     /// full adapters. Called whenever anything changed, and once a second.

@@ -15,6 +15,8 @@ public enum LinkState: String, Sendable, Hashable {
     case resolving
     case streaming
     case backingOff = "backing-off"
+    /// A scale no one stands on: it advertises, and is linked, only while it weighs someone.
+    case idle
     case stopped
 }
 

@@ -17,7 +17,7 @@ public final class StrapManager: Sendable {
     let context: LinkContext
 
     private struct State {
-        var links: [String: (link: StrapLink, task: Task<Void, Never>)] = [:]
+        var links: [String: (link: any FollowedLink, task: Task<Void, Never>)] = [:]
         var sinks: [UInt64: AsyncStream<LinkEvent>.Continuation] = [:]
         var nextSink: UInt64 = 0
         var stopping = false
@@ -98,7 +98,7 @@ public final class StrapManager: Sendable {
     /// Stops every link: cancels their loops, stops notifications, disconnects. Safe
     /// to call more than once.
     public func shutdown() async {
-        let links = state.withLock { s -> [(link: StrapLink, task: Task<Void, Never>)] in
+        let links = state.withLock { s -> [(link: any FollowedLink, task: Task<Void, Never>)] in
             s.stopping = true
             return Array(s.links.values)
         }
@@ -135,10 +135,12 @@ public final class StrapManager: Sendable {
             await context.adapters.controller(d.adapter)?.noteAdvertisement()
             consider(d)
             advertisement(d)
+            heard(d)
             context.scheduler.replan()
         case .deviceChanged(let d, let changed):
             if !changed.isDisjoint(with: Self.advertisementProperties) {
                 await context.adapters.controller(d.adapter)?.noteAdvertisement()
+                heard(d)
             }
             if changed.contains("ManufacturerData") { advertisement(d) }
             if changed.contains("Connected"), !d.connected { post(.disconnected, path: d.path) }
@@ -187,6 +189,12 @@ public final class StrapManager: Sendable {
         context.scheduler.adapterAppeared(a)
     }
 
+    /// A scale is linked only right after it was heard advertising.
+    private func heard(_ d: Device) {
+        guard d.rssi != nil, let link = state.withLock({ $0.links[d.address.uppercased()]?.link }) else { return }
+        link.heard()
+    }
+
     /// Polar straps' advertised heart rate, for followed straps.
     private func advertisement(_ d: Device) {
         guard context.configuration.advertisedRecords, let data = d.manufacturerData[PolarHeartRate.companyID],
@@ -202,9 +210,10 @@ public final class StrapManager: Sendable {
         let address = d.address.uppercased()
         guard !address.isEmpty else { return }
         let isHR = d.uuids.contains(GATTNames.heartRateService) || LinkScheduler.advertisesHeartRate(d)
+        let isScale = !isHR && ScaleLink.isScale(d)
         let selection = context.configuration.selection
-        guard selection.accepts(address: address, name: d.name ?? d.alias, isHeartRate: isHR) else {
-            if isHR, selection.deny.contains(where: { DeviceSelection.matches($0, address: address, name: d.name ?? d.alias) }) {
+        guard selection.accepts(address: address, name: d.name ?? d.alias, isHeartRate: isHR || isScale) else {
+            if isHR || isScale, selection.deny.contains(where: { DeviceSelection.matches($0, address: address, name: d.name ?? d.alias) }) {
                 state.withLock { s in
                     if s.denied.count < 256 || s.denied[address] != nil { s.denied[address] = d.name ?? d.alias ?? "" }
                 }
@@ -215,7 +224,8 @@ public final class StrapManager: Sendable {
         let context = self.context
         let created = state.withLock { s -> Bool in
             guard !s.stopping, s.links[address] == nil else { return false }
-            let link = StrapLink(address: address, name: d.name ?? d.alias, context: context)
+            let link: any FollowedLink = isScale ? ScaleLink(address: address, name: d.name ?? d.alias, context: context)
+                : StrapLink(address: address, name: d.name ?? d.alias, context: context)
             let task = Task { await link.run() }
             s.links[address] = (link, task)
             return true
@@ -260,7 +270,7 @@ public final class StrapManager: Sendable {
                 let name = adapter.name
                 let room = use.first { $0.adapter == name }.map { $0.held + $0.connecting < $0.limit } ?? false
                 await adapter.setWanted(listening || (moreToFind && room))
-                let waiting = statuses.filter { $0.state != .streaming && $0.state != .advertised && ($0.adapter == nil || $0.adapter == name) }.count
+                let waiting = statuses.filter { ![.streaming, .advertised, .idle].contains($0.state) && ($0.adapter == nil || $0.adapter == name) }.count
                 let streaming = statuses.filter { $0.state == .streaming && $0.adapter == name }.count
                 if await adapter.checkHealth(waiting: waiting, streaming: streaming, reset: context.configuration.adapterReset) != nil {
                     let total = await adapter.health.recoveries

@@ -179,6 +179,8 @@ public final class GatewayRuntime: Sendable {
             paired.set(devices.filter { $0.member != nil }.map(\.address))
         }
         await classes.restore()
+        // Scale readings whose profile metrics a crash kept from the document outbox.
+        await ProfileMetricFeeder(cache: cache, logger: logger).recover()
         var services: [ServiceGroupConfiguration.ServiceConfiguration] = []
         func add(_ service: any Service, _ name: String) {
             services.append(.init(service: service, successTerminationBehavior: .gracefullyShutdownGroup,

@@ -12,6 +12,10 @@ public enum DeviceModel: String, Sendable, CaseIterable, Codable {
     /// connectable Heart Rate service (a strap in broadcast mode, or one whose two
     /// connections are taken by other centrals).
     case polarBroadcast = "polar-broadcast"
+    /// A bathroom-style scale (Weight Scale 0x181D and Body Composition 0x181B services):
+    /// silent until someone steps on it (`SimulatedBlueZ.stepOn`), then it advertises,
+    /// indicates one measurement to the central that subscribes, and goes back to sleep.
+    case scale
 
     /// The order in which `--straps N` fills the room.
     public static let straps: [DeviceModel] = [.polarH10, .garminHRMPro, .wahooTickr, .coospoH6]
@@ -19,6 +23,7 @@ public enum DeviceModel: String, Sendable, CaseIterable, Codable {
     /// fills the rest of the room when `--advertising` is given.
     public static let silentStraps: [DeviceModel] = [.garminHRMPro, .wahooTickr, .coospoH6]
     public static let watches: [DeviceModel] = [.garminForerunner255]
+    public static let scales: [DeviceModel] = [.scale]
 
     /// Puts Polar's heart-rate block (company 0x006B) in its advertisements.
     public var advertisesHeartRate: Bool { self == .polarH10 || self == .polarBroadcast }
@@ -37,6 +42,7 @@ public enum DeviceModel: String, Sendable, CaseIterable, Codable {
         case .coospoH6: HeartRateTraits(sixteenBit: true, energySupported: true, zeroWithoutContact: true)
         // A watch re-broadcasting optical HR: no RR, no contact bits.
         case .garminForerunner255: HeartRateTraits(contactSupported: false, rrSupported: false)
+        case .scale: HeartRateTraits(contactSupported: false, rrSupported: false)
         }
     }
 
@@ -46,6 +52,7 @@ public enum DeviceModel: String, Sendable, CaseIterable, Codable {
         case .garminHRMPro, .garminForerunner255: "Garmin International"
         case .wahooTickr: "Wahoo Fitness"
         case .coospoH6: "COOSPO"
+        case .scale: "A&D Medical"
         }
     }
 
@@ -57,6 +64,7 @@ public enum DeviceModel: String, Sendable, CaseIterable, Codable {
         case .wahooTickr: "TICKR"
         case .coospoH6: "H6"
         case .garminForerunner255: "Forerunner 255"
+        case .scale: "UC-352BLE"
         }
     }
 
@@ -67,6 +75,7 @@ public enum DeviceModel: String, Sendable, CaseIterable, Codable {
         case .wahooTickr: "2.1.5"
         case .coospoH6: "V1.2.6"
         case .garminForerunner255: "19.18"
+        case .scale: "1.05"
         }
     }
 
@@ -77,6 +86,7 @@ public enum DeviceModel: String, Sendable, CaseIterable, Codable {
         case .wahooTickr: "WF-TICKR-A"
         case .coospoH6: "H6_V2.0"
         case .garminForerunner255: "006-B3992-00"
+        case .scale: "UC-352 rev B"
         }
     }
 
@@ -87,12 +97,17 @@ public enum DeviceModel: String, Sendable, CaseIterable, Codable {
         case .wahooTickr: "2.1.5"
         case .coospoH6: "V1.2.6"
         case .garminForerunner255: "19.18"
+        case .scale: "1.05"
         }
     }
 
-    /// GAP Appearance: 0x0341 heart rate belt, 0x00C1 sports watch.
+    /// GAP Appearance: 0x0341 heart rate belt, 0x00C1 sports watch, 0x0C80 weight scale.
     var appearance: UInt16 {
-        self == .garminForerunner255 ? 0x00C1 : 0x0341
+        switch self {
+        case .garminForerunner255: 0x00C1
+        case .scale: 0x0C80
+        default: 0x0341
+        }
     }
 
     /// Body Sensor Location (0x2A38): chest for straps, wrist for the watch.
@@ -100,14 +115,14 @@ public enum DeviceModel: String, Sendable, CaseIterable, Codable {
         self == .garminForerunner255 ? 2 : 1
     }
 
-    var hasBatteryService: Bool { self != .garminForerunner255 }
+    var hasBatteryService: Bool { self != .garminForerunner255 && self != .scale }
     var hasControlPoint: Bool { traits.energySupported }
     /// The ATT MTU this model ends up with against BlueZ (which offers 517).
     var mtu: UInt16 {
         switch self {
         case .polarH10, .polarBroadcast: 232
         case .garminHRMPro, .garminForerunner255: 247
-        case .wahooTickr, .coospoH6: 23
+        case .wahooTickr, .coospoH6, .scale: 23
         }
     }
 
@@ -122,7 +137,7 @@ public enum DeviceModel: String, Sendable, CaseIterable, Codable {
     /// Connection set-up (LE Create Connection → ATT ready), ms.
     var connectDelay: ClosedRange<Double> {
         switch self {
-        case .polarH10, .polarBroadcast: 60...260
+        case .polarH10, .polarBroadcast, .scale: 60...260
         case .garminHRMPro, .garminForerunner255: 80...340
         case .wahooTickr: 40...180
         case .coospoH6: 50...220
@@ -138,6 +153,7 @@ public enum DeviceModel: String, Sendable, CaseIterable, Codable {
         case .wahooTickr: [0x180D, 0x180F]
         case .coospoH6: [0x180D, 0x180F]
         case .garminForerunner255: [0x180D]
+        case .scale: [0x181D, 0x181B]
         }
     }
 }
@@ -171,12 +187,13 @@ extension String {
 /// A device's identity depends only on the seed, its index and its model.
 public enum DeviceCatalog {
     public static func devices(seed: UInt64, straps: Int, watches: Int,
-                               advertising: Int? = nil, advertisingOnly: Int = 0) -> [VirtualDeviceIdentity] {
+                               advertising: Int? = nil, advertisingOnly: Int = 0, scales: Int = 0) -> [VirtualDeviceIdentity] {
         let root = SeededRandom(seed: seed)
         var out: [VirtualDeviceIdentity] = []
         var used = Set<String>()
         var models = strapModels(straps: max(0, straps), advertising: advertising, advertisingOnly: advertisingOnly)
         models += (0..<max(0, watches)).map { DeviceModel.watches[$0 % DeviceModel.watches.count] }
+        models += (0..<max(0, scales)).map { DeviceModel.scales[$0 % DeviceModel.scales.count] }
         for (i, model) in models.enumerated() {
             var rng = root.derived("device", i)
             var identity: VirtualDeviceIdentity
@@ -277,6 +294,12 @@ public enum DeviceCatalog {
                 index: index, model: model, address: randomStatic(&rng), addressType: "random",
                 name: "Forerunner 255", serialNumber: String(rng.int(3_400_000_000...3_499_999_999)),
                 manufacturerData: [0x0087: [0x00, 0x0E, 0x10, UInt8(truncatingIfNeeded: rng.next())]], seed: seed)
+        case .scale:
+            let id = hex(rng.next() & 0xFFFF, digits: 4)
+            return VirtualDeviceIdentity(
+                index: index, model: model, address: randomStatic(&rng), addressType: "random",
+                name: "UC-352BLE \(id)", serialNumber: "5" + String(rng.int(10_000_000...99_999_999)),
+                manufacturerData: [:], seed: seed)
         }
     }
 }

@@ -72,6 +72,14 @@ enum FaultControl {
                        out: [DBusArgument("affected", "u")]) { [weak sim] inv in
                 [.uint32(UInt32(await sim?.setWorn(inv.arguments[0].stringValue ?? "", worn: inv.arguments[1].boolValue ?? true) ?? 0))]
             },
+            DBusMethod("StepOn", in: [DBusArgument("device", "s"), DBusArgument("weight", "d"), DBusArgument("height", "d"),
+                                      DBusArgument("body_fat", "d"), DBusArgument("imperial", "b")],
+                       out: [DBusArgument("affected", "u")]) { [weak sim] inv in
+                let a = inv.arguments
+                let reading = ScaleReading(weight: a[1].doubleValue ?? 0, height: a[2].doubleValue ?? 0, bodyFat: a[3].doubleValue ?? 0,
+                                           imperial: a[4].boolValue ?? false)
+                return [.uint32(UInt32(try await sim?.stepOn(a[0].stringValue ?? "", reading) ?? 0))]
+            },
             DBusMethod("SetPowered", in: [DBusArgument("index", "u"), DBusArgument("powered", "b")]) { [weak sim] inv in
                 try await sim?.setAdapterPowered(Int(inv.arguments[0].integerValue ?? 0), inv.arguments[1].boolValue ?? true)
                 return []
@@ -169,6 +177,12 @@ extension SimulatedBlueZ {
         let chosen = strapIndices(selector)
         for s in chosen { straps[s].failNextConnects = max(0, count) }
         return chosen.count
+    }
+
+    /// How many of the Connects `failConnect` armed against the first selected device are
+    /// still to fail (nil: no such device).
+    public func connectFailuresLeft(_ selector: String) -> Int? {
+        strapIndices(selector).first.map { straps[$0].failNextConnects }
     }
 
     public func setConnectFailRate(_ p: Double) {

@@ -9,6 +9,8 @@ enum CharacteristicRole: Sendable, Hashable {
     case batteryLevel
     case staticValue([UInt8])
     case vendorNotify
+    case weightMeasurement
+    case bodyCompositionMeasurement
 }
 
 struct CharacteristicSpec: Sendable, Hashable {
@@ -61,6 +63,21 @@ enum GATTTree {
         }
 
         service(bluetoothUUID(0x1801), [(bluetoothUUID(0x2A05), ["indicate"], true, .serviceChanged)])
+        if model == .scale {
+            // Weight Scale Feature: BMI and height supported, 0.005 kg / 0.001 m resolution
+            // (what the SI encoding uses); Body Composition Feature: body fat only.
+            service(bluetoothUUID(0x181D), [
+                (bluetoothUUID(0x2A9E), ["read"], false, .staticValue([0x0E, 0x00, 0x00, 0x00])),
+                (bluetoothUUID(0x2A9D), ["indicate"], true, .weightMeasurement),
+            ])
+            service(bluetoothUUID(0x181B), [
+                (bluetoothUUID(0x2A9B), ["read"], false, .staticValue([0x00, 0x00, 0x00, 0x00])),
+                (bluetoothUUID(0x2A9C), ["indicate"], true, .bodyCompositionMeasurement),
+            ])
+            let dis: [(UInt16, String)] = [(0x2A29, model.manufacturer), (0x2A24, model.modelNumber), (0x2A25, identity.serialNumber)]
+            service(bluetoothUUID(0x180A), dis.map { (bluetoothUUID($0.0), ["read"], false, .staticValue(Array($0.1.utf8))) })
+            return services
+        }
         var hr: [(String, [String], Bool, CharacteristicRole)] = [
             (bluetoothUUID(0x2A37), ["notify"], true, .heartRateMeasurement),
             (bluetoothUUID(0x2A38), ["read"], false, .bodySensorLocation),

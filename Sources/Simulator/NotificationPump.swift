@@ -11,6 +11,10 @@ extension SimulatedBlueZ {
     func startPump(_ device: SimDevice, generation g: Int) {
         device.pump?.cancel()
         let i = device.adapter, strap = device.strap, address = straps[strap].identity.address, epoch = device.linkEpoch
+        if straps[strap].identity.model == .scale {
+            startScalePump(device, generation: g)
+            return
+        }
         let seed = SeededRandom(seed: straps[strap].identity.seed).derived("arrivals", epoch)
         device.pump = Task { [weak self] in
             let clock = ContinuousClock()

@@ -50,7 +50,8 @@ public actor SimulatedBlueZ {
         self.configuration = configuration
         self.bus = bus
         self.devices = DeviceCatalog.devices(seed: configuration.seed, straps: configuration.straps, watches: configuration.watches,
-                                             advertising: configuration.advertising, advertisingOnly: configuration.advertisingOnly)
+                                             advertising: configuration.advertising, advertisingOnly: configuration.advertisingOnly,
+                                             scales: configuration.scales)
         self.linkLimits = configuration.linkLimits
         self.payloadLog = try PayloadLog(path: configuration.payloadLogPath)
         let root = SeededRandom(seed: configuration.seed)

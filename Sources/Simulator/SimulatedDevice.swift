@@ -28,6 +28,11 @@ struct VirtualStrap {
     /// Rate values padded with RR intervals to this many bytes (0: as measured).
     var floodRate: Double?
     var floodBytes = 0
+    /// A scale's measurement waiting for a central, and the count of its wake-ups (so the
+    /// timer of an earlier one does nothing).
+    var scaleReading: ScaleReading?
+    var scaleWakes = 0
+    var measurementSequence = 0
 
     init(identity: VirtualDeviceIdentity, root: SeededRandom) {
         self.identity = identity
@@ -37,6 +42,7 @@ struct VirtualStrap {
         rssiRNG = r.derived("rssi")
         connectRNG = r.derived("connect")
         malformedRNG = r.derived("malformed")
+        advertising = identity.model != .scale
         rssi = rssiRNG.uniform(-88 ... -52)
         if identity.model.advertisesHeartRate {
             let bytes = identity.manufacturerData[PolarAdvert.companyID] ?? DeviceCatalog.polarBroadcast(restingHeartRate: 60)

@@ -107,7 +107,8 @@ extension SimulatedBlueZ {
         case .bodySensorLocation: [straps[s].identity.model.bodySensorLocation]
         case .batteryLevel: [straps[s].stream.batteryPercent]
         case .staticValue(let v): v
-        case .serviceChanged, .heartRateMeasurement, .heartRateControlPoint, .vendorNotify: []
+        case .serviceChanged, .heartRateMeasurement, .heartRateControlPoint, .vendorNotify, .weightMeasurement,
+             .bodyCompositionMeasurement: []
         }
     }
 

@@ -11,6 +11,10 @@ public struct SimulatorConfiguration: Sendable {
     public var adapters = 1
     public var straps = 5
     public var watches = 0
+    /// Scales (`DeviceModel.scale`): silent until a test steps on one.
+    public var scales = 0
+    /// How long a scale stepped on advertises when no central takes its reading, s.
+    public var scaleAwake = 30.0
     public var seed: UInt64 = 1
     /// Heart Rate notifications per second per device.
     public var rate = 1.0
@@ -97,7 +101,7 @@ extension SimulatorConfiguration {
     public func validate() throws(SimulatorError) {
         guard adapters >= 0, adapters <= 16 else { throw SimulatorError("--adapters must be 0...16") }
         guard rate > 0, rate <= 100_000 else { throw SimulatorError("--rate must be in (0, 100000]") }
-        guard straps >= 0, watches >= 0 else { throw SimulatorError("--straps and --watches must not be negative") }
+        guard straps >= 0, watches >= 0, scales >= 0 else { throw SimulatorError("--straps, --watches and --scales must not be negative") }
         guard linkLimits.allSatisfy({ $0 >= 0 }) else { throw SimulatorError("--link-limits must not be negative") }
         if let advertising {
             guard (0...straps).contains(advertising) else {

@@ -48,6 +48,9 @@ struct SimulateCommand: AsyncParsableCommand {
     @Option(help: "Number of watches in HR-broadcast mode.")
     var watches = 0
 
+    @Option(help: "Number of scales (Weight Scale and Body Composition services); silent until stepped on (StepOn).")
+    var scales = 0
+
     @Option(help: "Seed: the same seed gives the same devices and payloads.")
     var seed: UInt64 = 1
 
@@ -108,6 +111,7 @@ struct SimulateCommand: AsyncParsableCommand {
         config.adapters = adapters
         config.straps = straps
         config.watches = watches
+        config.scales = scales
         config.seed = seed
         config.rate = rate
         config.gattCache = SimulatorConfiguration.GattCache(rawValue: gattCache) ?? .always

@@ -249,6 +249,7 @@ extension DeviceModel {
         case .wahooTickr, .coospoH6: [BluetoothUUID.from16(0x180D), BluetoothUUID.from16(0x180F)]
         case .garminHRMPro, .garminForerunner255: [BluetoothUUID.from16(0x180D)]
         case .polarBroadcast: [BluetoothUUID.from16(0xFEEE)]
+        case .scale: [BluetoothUUID.from16(0x181D), BluetoothUUID.from16(0x181B)]
         }
     }
 }

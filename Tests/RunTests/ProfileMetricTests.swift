@@ -40,6 +40,42 @@ struct ProfileMetricTests {
         #expect(!ProfileMetricMapping.mayCarryProfileMetric(hr))
     }
 
+    @Test("recovery on start: a committed scale record without its documents gets them; stored ones stay as they are; heart rates and old readings are not read")
+    func recovery() async throws {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("blegate-recover-\(UUID().uuidString)").path
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let cache = try RecordCache(path: dir + "/cache.sqlite", options: CacheOptions(groupCommitInterval: .milliseconds(20)))
+        _ = try await cache.pair(address: Self.scale, clientID: "member-7")
+        _ = try await cache.pair(address: "A0:9E:1A:00:00:01", clientID: "member-8")
+        let weight = try Self.imperialReadings()[0]
+        // A reading older than the window, heart rates of a paired strap, and the reading
+        // the gateway died on: committed, no documents (the cache alone, no feeder).
+        var old = weight
+        old.timestamp = UTCTimestamp(millisecondsSince1970: Self.at.millisecondsSince1970 - ProfileMetricFeeder.recoveryWindow - 1)
+        _ = cache.append(old)
+        for i in 0..<50 {
+            _ = cache.append(WearMetrics(timestamp: UTCTimestamp(millisecondsSince1970: Self.at.millisecondsSince1970 - Int64(i) * 1000),
+                                         deviceID: "A0:9E:1A:00:00:01", source: "ble_hrm", metrics: KeyValueList([("hr", 120)])))
+        }
+        _ = cache.append(weight)
+        try await cache.flush()
+        #expect(try await cache.documents(kind: .profileMetric).isEmpty)
+
+        let found = try await cache.memberRecords(withinLast: ProfileMetricFeeder.recoveryWindow, containing: [#""ble_wss""#])
+        #expect(found.map(\.record.timestamp) == [Self.at], "only the reading within the window, no heart rate")
+
+        let feeder = ProfileMetricFeeder(cache: cache)
+        #expect(await feeder.recover() == 2)
+        let stored = try await cache.documents(kind: .profileMetric)
+        #expect(stored.count == 2 && stored.allSatisfy { $0.revision == 1 && $0.state == .pending })
+        let weights = try await cache.latestWeights()
+        #expect(weights["member-7"]?.value == 82.227)
+        // A second start finds them stored: same text, no new revision.
+        #expect(await feeder.recover() == 2)
+        #expect(try await cache.documents(kind: .profileMetric) == stored)
+        try await cache.close()
+    }
+
     @Test("an imperial scale of a paired member: the record sink stores kg and cm profile metrics, the engine delivers them once")
     func sinkToBackend() async throws {
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("blegate-profile-\(UUID().uuidString)").path

@@ -1,0 +1,29 @@
+// SPDX-License-Identifier: MIT
+import Foundation
+import GRDB
+
+extension RecordCache {
+    /// The members' records (client id set) timestamped within `window` milliseconds of the
+    /// newest record, oldest first, whose JSON contains one of `markers` (e.g. `"ble_wss"`).
+    ///
+    /// The window is found by the timestamp index and the markers are matched by SQLite on
+    /// the stored bytes, so rows of other records are neither decoded nor decrypted
+    /// (encrypted rows cannot be matched that way: they are opened and returned, and the
+    /// caller checks them).
+    public func memberRecords(withinLast window: Int64, containing markers: [String]) async throws -> [StoredRecord] {
+        guard !markers.isEmpty else { return [] }
+        let cipher = self.cipher
+        let match = markers.map { _ in "instr(record.payload, ?) > 0" }.joined(separator: " OR ")
+        return try await pool.read { db in
+            guard let newest = try Int64.fetchOne(db, sql: "SELECT MAX(timestamp_ms) FROM record") else { return [] }
+            var arguments: [any DatabaseValueConvertible] = [newest - window]
+            arguments += markers.map { Data($0.utf8) }
+            return try Row.fetchAll(db, sql: """
+                SELECT \(RecordCache.recordColumns) FROM record
+                WHERE timestamp_ms >= ? AND client_id IS NOT NULL AND (record.encrypted = 1 OR \(match))
+                ORDER BY timestamp_ms, sequence
+                """, arguments: StatementArguments(arguments))
+                .map { try RecordCache.decode($0, cipher: cipher) }
+        }
+    }
+}
