@@ -51,10 +51,13 @@ struct TwoGatewaysEndToEndTests {
         }
 
         /// (pending, delivered) from `blegate status --json`.
+        /// Pending counts records not yet at the server, committed or still buffered in memory
+        /// (the cache commits once a second).
         func outbox() async -> (pending: Int, delivered: Int)? {
             let (out, code) = await shell("\(blegate) status --json --config '\(config)'")
             guard code == 0, let j = try? JSONValue.parse(out), let o = j["outbox"] else { return nil }
-            return (o["pending"]?.doubleValue.map { Int($0) } ?? -1, o["delivered"]?.doubleValue.map { Int($0) } ?? -1)
+            let buffered = o["buffered"]?.doubleValue.map { Int($0) } ?? 0
+            return ((o["pending"]?.doubleValue.map { Int($0) } ?? -1) + buffered, o["delivered"]?.doubleValue.map { Int($0) } ?? -1)
         }
 
         /// Every record in the gateway's cache: id, device, second.

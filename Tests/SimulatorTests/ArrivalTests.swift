@@ -52,8 +52,9 @@ struct ArrivalTests {
             for t in series {
                 let gaps = zip(t.dropFirst(), t).map { $0 - $1 }
                 let mean = gaps.reduce(0, +) / Double(gaps.count)
-                // 20 Hz on average; intervals vary (a timer's own lateness adds to that).
-                #expect(mean > 40 && mean < 60, "mean interval \(mean) ms")
+                // 20 Hz on average (ArrivalClock's own test checks the statistics); here only
+                // that no strap runs fast, since a loaded machine's timers only ever run late.
+                #expect(mean > 40 && mean < 250, "mean interval \(mean) ms")
                 #expect(Set(gaps.map { Int($0 * 10) }).count > 5, "intervals vary: \(gaps.prefix(10))")
             }
             // Another strap's nearest notification is, in the median, milliseconds away
