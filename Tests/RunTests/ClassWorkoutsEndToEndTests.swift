@@ -30,8 +30,9 @@ struct ClassWorkoutsEndToEndTests {
                               backendExtra: "interval = \"1s\"")
             var run = try await f.run(bus: bus.address)
             #expect(await run.waitForStdout("ready:", timeout: 60), "\(run.stdout)\n\(run.stderr)")
-            #expect(await run.waitForStdout("] connected ", count: 5, timeout: 90), "\(run.stdout)")
 
+            // The class starts before any strap is heard, so every heart rate is the class's
+            // (a strap heard earlier would also get an open-gym workout up to the start).
             let none = await f.cli("class")
             #expect(none.status == 0 && none.out.contains("no class is running"), "\(none.out)")
             #expect(await f.cli("class stop").status == 2, "stop with no class is refused")
@@ -40,6 +41,7 @@ struct ClassWorkoutsEndToEndTests {
             let again = await f.cli("class start --name Other")
             #expect(again.status == 2 && again.out.contains("already running"), "\(again.out)")
             #expect(await f.cli("class start --name X --type yoga").status != 0)
+            #expect(await run.waitForStdout("] connected ", count: 5, timeout: 90), "\(run.stdout)")
 
             let before = backend.store.records.count
             #expect(await backend.waitForRecords(before + 5 * 12, timeout: .seconds(60)))
@@ -86,7 +88,7 @@ struct ClassWorkoutsEndToEndTests {
                     guard r.deviceID == device, let t = UTCTimestamp(iso8601: r.timestamp) else { return false }
                     return t.millisecondsSince1970 >= start.millisecondsSince1970 && t.millisecondsSince1970 <= end.millisecondsSince1970
                 }.compactMap { $0.json["metrics"]?["hr"]?.number }.filter { $0 > 0 }
-                #expect(beats.count >= 10, "\(device): \(beats.count) heart rates in the class")
+                #expect(beats.count >= 5, "\(device): \(beats.count) heart rates in the class")
                 let mean = beats.reduce(0, +) / Double(beats.count)
                 #expect(abs((j["avg_heart_rate"]?.number ?? 0) - mean) <= 0.5, "\(device): \(String(describing: j["avg_heart_rate"])) vs \(mean)")
                 #expect(j["max_heart_rate"]?.number == beats.max()?.rounded())
