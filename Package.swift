@@ -158,7 +158,7 @@ let package = Package(
         .target(
             name: "BlegateServer",
             dependencies: [
-                "JSON",
+                "JSON", "Outbox",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "Crypto", package: "swift-crypto"),

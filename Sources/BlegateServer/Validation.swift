@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 import JSON
+import Outbox
 
 /// The contract's per-item checks (docs/backend-openapi.yaml). An item that fails one is
 /// answered in `rejected` with `field: what is wrong`; the rest of the batch is kept. The
@@ -97,18 +98,7 @@ enum Validation {
         }
     }
 
-    static func isUUID(_ s: String) -> Bool {
-        let u = Array(s.utf8)
-        guard u.count == 36 else { return false }
-        for (i, c) in u.enumerated() {
-            if i == 8 || i == 13 || i == 18 || i == 23 {
-                guard c == UInt8(ascii: "-") else { return false }
-            } else {
-                guard (c >= 0x30 && c <= 0x39) || (c >= 0x61 && c <= 0x66) || (c >= 0x41 && c <= 0x46) else { return false }
-            }
-        }
-        return true
-    }
+    static func isUUID(_ s: String) -> Bool { ContractUUID.isValid(s) }
 
     /// `YYYY-MM-DDTHH:MM:SS`, an optional fraction, then `Z` or an offset; month, day and
     /// hour in range so PostgreSQL's cast cannot fail on it.

@@ -206,7 +206,7 @@ public final class BackendClient: Sendable {
             }
         } catch is ExchangeTimedOut {
             throw BackendError(kind: .timeout, endpoint: endpoint,
-                               message: "backend \(endpoint) did not finish answering within \(requestTimeout.readable)")
+                               message: "backend \(endpoint) did not answer within \(requestTimeout.readable) (its whole answer, body included)")
         } catch is NIOTooManyBytesError {
             throw BackendError(kind: .invalidResponse, endpoint: endpoint,
                                message: "backend \(endpoint) answered with more than \(Self.answerLimit >> 20) MiB; an answer is a few counts")

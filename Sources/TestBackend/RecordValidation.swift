@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: MIT
+import Outbox
 
 /// The contract's per-record checks (docs/backend-openapi.yaml `MetricsRecord`). A record
 /// that fails one is answered in `rejected` with the reason; the rest of the batch is kept.
@@ -39,18 +40,7 @@ enum RecordValidation {
         return nil
     }
 
-    static func isUUID(_ s: String) -> Bool {
-        let u = Array(s.utf8)
-        guard u.count == 36 else { return false }
-        for (i, c) in u.enumerated() {
-            if i == 8 || i == 13 || i == 18 || i == 23 {
-                guard c == UInt8(ascii: "-") else { return false }
-            } else {
-                guard (c >= 0x30 && c <= 0x39) || (c >= 0x61 && c <= 0x66) || (c >= 0x41 && c <= 0x46) else { return false }
-            }
-        }
-        return true
-    }
+    static func isUUID(_ s: String) -> Bool { ContractUUID.isValid(s) }
 
     /// `YYYY-MM-DDTHH:MM:SS` followed by optional fraction and `Z` or an offset.
     static func isTimestamp(_ s: String) -> Bool {
