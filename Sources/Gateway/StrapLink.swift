@@ -124,10 +124,12 @@ final class StrapLink: Sendable {
                     context.scheduler.released(address: address)
                     return
                 }
+                // Let go first: notifications still queued on the sockets are delivered
+                // while the link's HRV window is open.
+                if case .yielded = end { await release(disconnect: true) } else { await release(disconnect: false) }
                 let delivered = context.pipeline.counters(deviceID: address).heartRate > before
                 context.pipeline.disconnected(deviceID: address)
                 if case .yielded(let to) = end {
-                    await release(disconnect: true)
                     context.scheduler.released(address: address)
                     tracker.linkDown(at: WallClock.monotonic(), delivered: true, deviceFault: false)
                     update { $0.state = .waiting; $0.reason = "gave its link to \(to), which cannot be heard by advertisement" }
@@ -146,7 +148,6 @@ final class StrapLink: Sendable {
                     $0.backingOffUntil = WallClock.monotonic() + delay
                 }
                 context.emit(.disconnected(address: address, reason: reason, retryIn: delay, flapping: flapping))
-                await release(disconnect: false)
                 context.scheduler.released(address: address)
                 if !(await sleep(delay)) { return }
             }
@@ -517,7 +518,7 @@ final class StrapLink: Sendable {
         for s in h.subscriptions {
             switch s {
             case .acquired(_, let registration):
-                context.reader.remove(registration)
+                await context.reader.remove(registration)
             case .started(let path):
                 context.routes.remove(path)
                 // After a link loss the session stays registered with bluetoothd

@@ -28,7 +28,7 @@ public final class NotifySocketReader: Sendable {
 
     enum Command {
         case add(UInt64, Entry)
-        case remove(UInt64)
+        case remove(UInt64, done: @Sendable () -> Void)
     }
 
     struct Shared {
@@ -102,7 +102,7 @@ public final class NotifySocketReader: Sendable {
 
     /// Takes ownership of the descriptor and starts reading it. `onData` gets every
     /// datagram, in order; `onHangup` comes once, last, when the socket closes from the
-    /// other side. Neither is called after `remove`.
+    /// other side. Neither is called once `remove` has returned.
     public func add(_ descriptor: DBusFileDescriptor,
                     onData: @escaping @Sendable (UnsafeRawBufferPointer) -> Void,
                     onHangup: @escaping @Sendable () -> Void) -> Registration? {
@@ -122,12 +122,22 @@ public final class NotifySocketReader: Sendable {
         return Registration(id: id)
     }
 
-    /// Stops reading a socket and closes it (which tells bluetoothd the client let go).
-    /// Handlers may still be running on the reader thread when this returns; they are
-    /// not called for it again once the reader has taken the command.
-    public func remove(_ registration: Registration) {
-        shared.withLock { $0.commands.append(.remove(registration.id)) }
-        wake()
+    /// Stops reading a socket and closes it (which tells bluetoothd the client let go),
+    /// returning once that is done.
+    ///
+    /// Datagrams still queued on the socket are delivered to `onData` first: a link that
+    /// drops closes the socket on bluetoothd's side a moment before the gateway hears
+    /// why, and a notification the strap sent in that moment is still a notification.
+    /// `onHangup` is not called.
+    public func remove(_ registration: Registration) async {
+        await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
+            let queued = shared.withLock { s -> Bool in
+                guard !s.stopped else { return false }
+                s.commands.append(.remove(registration.id, done: { done.resume() }))
+                return true
+            }
+            if queued { wake() } else { done.resume() }
+        }
     }
 
     /// Closes every socket and ends the thread. No hang-up is reported for them.
@@ -160,16 +170,63 @@ public final class NotifySocketReader: Sendable {
         return Int64(t.tv_sec) * 1_000_000_000 + Int64(t.tv_nsec)
     }
 
+    /// One system call reads a whole batch: at saturation a wake-up finds several
+    /// datagrams queued per socket.
+    private static let batch = Int(CLINUX_RECV_BATCH_MAX), slot = 1024
+
+    /// Reads what is queued on `entry`'s socket and hands each datagram to `onData`.
+    /// With `untilEmpty` it reads until the queue is empty; otherwise a short batch ends it
+    /// (epoll is level-triggered and reports anything newer). A zero-length read is the
+    /// end of the socket when `zeroEnds`, or when the peer has hung up; otherwise it is an
+    /// empty notification (a malformed payload, still counted). Returns the datagrams
+    /// delivered and whether the socket reached its end.
+    private func drain(_ entry: Entry, untilEmpty: Bool, zeroEnds: Bool, buffer: UnsafeMutablePointer<UInt8>,
+                       lengths: UnsafeMutablePointer<Int32>) -> (delivered: Int, closed: Bool) {
+        let batch = Self.batch, slot = Self.slot
+        var delivered = 0
+        while true {
+            let got = Int(clinux_recv_batch(entry.fd, buffer, Int32(slot), Int32(batch), lengths))
+            if got > 0 {
+                for j in 0..<got {
+                    let length = Int(lengths[j])
+                    if length == 0 && (zeroEnds || Self.hungUp(entry.fd)) { return (delivered, true) }
+                    entry.onData(UnsafeRawBufferPointer(start: buffer + j * slot, count: length))
+                    delivered += 1
+                }
+                // A short batch emptied the queue; the read that would only answer
+                // EAGAIN is skipped unless the queue must be seen empty.
+                if got < batch && !untilEmpty { return (delivered, false) }
+            } else if got == 0 {
+                if zeroEnds || Self.hungUp(entry.fd) { return (delivered, true) }
+                entry.onData(UnsafeRawBufferPointer(start: nil, count: 0))
+                delivered += 1
+            } else {
+                if errno == EINTR { continue }
+                return (delivered, errno != EAGAIN && errno != EWOULDBLOCK)
+            }
+        }
+    }
+
     private func threadMain() {
         var entries: [UInt64: Entry] = [:]
         var keys = [UInt64](repeating: 0, count: 64)
         var events = [UInt32](repeating: 0, count: 64)
-        // One system call reads a whole batch: at saturation a wake-up finds several
-        // datagrams queued per socket.
-        let batch = Int(CLINUX_RECV_BATCH_MAX), slot = 1024
-        let buffer = UnsafeMutablePointer<UInt8>.allocate(capacity: batch * slot)
-        let lengths = UnsafeMutablePointer<Int32>.allocate(capacity: batch)
+        let buffer = UnsafeMutablePointer<UInt8>.allocate(capacity: Self.batch * Self.slot)
+        let lengths = UnsafeMutablePointer<Int32>.allocate(capacity: Self.batch)
         defer {
+            // A reader that ends (stopped, or epoll failing) still answers every removal
+            // waiting on it.
+            let left = shared.withLock { s -> [Command] in
+                s.stopped = true
+                defer { s.commands = [] }
+                return s.commands
+            }
+            for c in left {
+                switch c {
+                case .add(_, let e): Glibc.close(e.fd)
+                case .remove(_, let done): done()
+                }
+            }
             buffer.deallocate()
             lengths.deallocate()
             for e in entries.values { Glibc.close(e.fd) }
@@ -201,7 +258,12 @@ public final class NotifySocketReader: Sendable {
                         return (s.commands, s.stopped)
                     }
                     if stopped {
-                        for c in commands { if case .add(_, let e) = c { Glibc.close(e.fd) } }
+                        for c in commands {
+                            switch c {
+                            case .add(_, let e): Glibc.close(e.fd)
+                            case .remove(_, let done): done()
+                            }
+                        }
                         return
                     }
                     for c in commands {
@@ -213,11 +275,22 @@ public final class NotifySocketReader: Sendable {
                                 Glibc.close(entry.fd)
                                 entry.onHangup()
                             }
-                        case .remove(let id):
+                        case .remove(let id, let done):
                             if let entry = entries.removeValue(forKey: id) {
                                 _ = clinux_epoll_del(epollFD, entry.fd)
+                                let first = drain(entry, untilEmpty: true, zeroEnds: false, buffer: buffer, lengths: lengths)
+                                var n = first.delivered
+                                if !first.closed {
+                                    // Shut for reading: from here a send on the other side fails,
+                                    // so the last read takes whatever came in between. (After
+                                    // this, a zero-length read is the end.)
+                                    _ = Glibc.shutdown(entry.fd, Int32(SHUT_RD))
+                                    n += drain(entry, untilEmpty: true, zeroEnds: true, buffer: buffer, lengths: lengths).delivered
+                                }
+                                delivered += n
                                 Glibc.close(entry.fd)
                             }
+                            done()
                         }
                     }
                     continue
@@ -225,45 +298,9 @@ public final class NotifySocketReader: Sendable {
                 guard let entry = entries[key] else { continue }
                 // Drain what is queued before looking at a hang-up: datagrams sent
                 // before the link dropped are still notifications.
-                var closed = false
-                var fromSocket = 0
                 let hangup = (events[i] & CLINUX_EPOLL_HANGUP) != 0
-                reading: while true {
-                    let got = Int(clinux_recv_batch(entry.fd, buffer, Int32(slot), Int32(batch), lengths))
-                    if got > 0 {
-                        for j in 0..<got {
-                            let length = Int(lengths[j])
-                            // A zero-length read is either an empty notification (a
-                            // malformed payload, still counted) or the end of the stream;
-                            // only a peer that hung up makes it the end.
-                            if length == 0 && (hangup || Self.hungUp(entry.fd)) {
-                                closed = true
-                                break reading
-                            }
-                            entry.onData(UnsafeRawBufferPointer(start: buffer + j * slot, count: length))
-                            delivered += 1
-                        }
-                        fromSocket += got
-                        // A short batch emptied the queue: epoll is level-triggered and
-                        // reports anything newer, so the read that would only answer
-                        // EAGAIN is skipped, unless a hang-up must be confirmed drained.
-                        if got < batch && !hangup { break }
-                    } else if got == 0 {
-                        // On SOCK_SEQPACKET, 0 is either an empty notification (a strap can
-                        // send one; it is a malformed payload, counted upstream) or the end
-                        // of the socket. Only a hang-up tells them apart.
-                        if Self.hungUp(entry.fd) {
-                            closed = true
-                            break
-                        }
-                        entry.onData(UnsafeRawBufferPointer(start: nil, count: 0))
-                        delivered += 1
-                    } else {
-                        if errno == EINTR { continue }
-                        if errno != EAGAIN && errno != EWOULDBLOCK { closed = true }
-                        break
-                    }
-                }
+                let (fromSocket, closed) = drain(entry, untilEmpty: hangup, zeroEnds: hangup, buffer: buffer, lengths: lengths)
+                delivered += fromSocket
                 mostFromOneSocket = max(mostFromOneSocket, fromSocket)
                 // Drained to EAGAIN with a hang-up flagged: nothing more will come.
                 if closed || hangup {

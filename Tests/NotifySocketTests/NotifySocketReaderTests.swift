@@ -78,9 +78,9 @@ struct NotifySocketReaderTests {
         #expect(got.enumerated().allSatisfy { i, p in p == [0x06, UInt8(i & 0xFF), UInt8(i >> 8)] })
     }
 
-    @Test("removed sockets are closed and report nothing more")
+    @Test("a removed socket delivers what was queued on it, then is closed and reports nothing more")
     func remove() async throws {
-        let reader = try NotifySocketReader()
+        let reader = try NotifySocketReader(gather: .milliseconds(200))
         defer { reader.stop() }
         let (ours, theirs) = try pair()
         defer { close(theirs) }
@@ -88,15 +88,48 @@ struct NotifySocketReaderTests {
         let registration = reader.add(ours, onData: { b in c.datagrams.withLock { $0.append(Array(b)) } },
                                       onHangup: { c.hungUp.withLock { $0 += 1 } })
         let r = try #require(registration)
-        reader.remove(r)
-        // Our end closed: a send from bluetoothd's side now fails with EPIPE or ECONNRESET.
-        var failed = false
-        let deadline = ContinuousClock.now + .seconds(60)
-        while !failed, ContinuousClock.now < deadline {
-            failed = [UInt8]([1]).withUnsafeBytes { send(theirs, $0.baseAddress, 1, Int32(MSG_NOSIGNAL)) } < 0
-            if !failed { try? await Task.sleep(for: .milliseconds(10)) }
+        let (other, otherPeer) = try pair()
+        defer { close(otherPeer) }
+        let others = Mutex(0)
+        #expect(reader.add(other, onData: { _ in others.withLock { $0 += 1 } }, onHangup: {}) != nil)
+        // Dense traffic, so the reader gathers (sleeps up to 200 ms after each round).
+        // One of the last is empty (a malformed notification): still delivered, not taken
+        // for the end of the socket.
+        let payloads: [[UInt8]] = (0..<15).map { $0 == 12 ? [] : [0x06, UInt8(60 + $0)] }
+        for p in payloads.prefix(10) {
+            #expect(p.withUnsafeBytes { send(theirs, $0.baseAddress, $0.count, 0) } == p.count)
+            try? await Task.sleep(for: .milliseconds(2))
         }
+        await waitUntil { c.datagrams.withLock { $0.count } == 10 }
+        // A round for the other socket only: this socket, found empty, leaves epoll's ready
+        // list, and the reader is asleep again when the rest happens.
+        #expect([UInt8]([0x06, 1]).withUnsafeBytes { send(otherPeer, $0.baseAddress, $0.count, 0) } == 2)
+        await waitUntil { others.withLock { $0 } == 1 }
+        // A command first (a third socket added), then the last datagrams, then the
+        // removal: the next round takes the commands before it reads this socket.
+        let (third, thirdPeer) = try pair()
+        defer { close(thirdPeer) }
+        #expect(reader.add(third, onData: { _ in }, onHangup: {}) != nil)
+        for p in payloads.suffix(5) {
+            #expect(p.withUnsafeBytes { send(theirs, $0.baseAddress ?? UnsafeRawPointer(bitPattern: 1), $0.count, 0) } == p.count)
+        }
+        await reader.remove(r)
+        #expect(c.datagrams.withLock { $0 } == payloads, "sent before the removal: every one delivered, in order")
+        // Our end closed: a send from bluetoothd's side now fails with EPIPE or ECONNRESET.
+        let failed = [UInt8]([1]).withUnsafeBytes { send(theirs, $0.baseAddress, 1, Int32(MSG_NOSIGNAL)) } < 0
         #expect(failed)
         #expect(c.hungUp.withLock { $0 } == 0)
+        #expect(c.datagrams.withLock { $0.count } == payloads.count, "nothing after the removal")
+    }
+
+    @Test("a removal after the reader stopped returns at once", .timeLimit(.minutes(1)))
+    func removeAfterStop() async throws {
+        let reader = try NotifySocketReader()
+        let (ours, theirs) = try pair()
+        defer { close(theirs) }
+        let registration = reader.add(ours, onData: { _ in }, onHangup: {})
+        let r = try #require(registration)
+        reader.stop()
+        await reader.remove(r)
     }
 }
