@@ -5,8 +5,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 # systemd: systemd-analyze and systemctl --root for the deployment tests; zlib for gzip;
-# g++ for the static libstdc++ archive scripts/build-release.sh links (and a C compiler).
-packages=(libdbus-1-dev libbluetooth-dev libsqlite3-dev zlib1g-dev dbus pkg-config systemd g++)
+# g++ for the static libstdc++ archive scripts/build-release.sh links (and a C compiler);
+# tzdata for the local clock of class timetables (Classes.ZoneCalendar reads its files).
+packages=(libdbus-1-dev libbluetooth-dev libsqlite3-dev zlib1g-dev dbus pkg-config systemd g++ tzdata)
 # With BLEGATE_SETUP_TESTS=1 (scripts/test.sh): chromium, chromium-driver, python3-selenium
 # and fonts-dejavu-core for the wall's browser tests and benchmark (headless Chromium
 # driven by Tests/WallTests/wall_browser.py); python3-venv and libxml2-utils (xmllint)

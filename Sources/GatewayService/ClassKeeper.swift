@@ -20,7 +20,7 @@ final class ClassKeeper: Sendable {
     struct Settings: Sendable {
         var gatewayID: String
         var schedule: [ScheduledClass]
-        var calendar: any LocalCalendar = SystemCalendar()
+        var calendar: any LocalCalendar = ZoneCalendar.system()
         var idleCloseMs: Int64
         var minDurationMs: Int64
         var openGymType: ClassType
