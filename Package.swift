@@ -140,7 +140,7 @@ let package = Package(
         .target(
             name: "GatewayService",
             dependencies: [
-                "Gateway", "Cache", "Config", "Sync", "DBus", "HCI", "LinkPolicy", "HRV", "WearMetrics", "ProcessTuning", "Wall", "Effort", "Classes", "Outbox", "Workouts", "PrintableText",
+                "Gateway", "Cache", "Config", "Sync", "DBus", "HCI", "LinkPolicy", "HRV", "WearMetrics", "ProcessTuning", "Wall", "Effort", "Classes", "Outbox", "Workouts", "PrintableText", "JSON",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]

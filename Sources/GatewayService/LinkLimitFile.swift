@@ -1,11 +1,18 @@
 // SPDX-License-Identifier: MIT
-import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
 import Gateway
+import JSON
 
 /// Learned link limits in `<state_directory>/link-limits.json`, by adapter address:
-/// `{"B8:27:EB:12:34:56": 5}`. Written whole to a temporary file and renamed, so a
-/// power cut leaves the old file or the new one. A file that cannot be read is ignored
-/// (the limits are learned again); one that cannot be written is reported once.
+/// `{"B8:27:EB:12:34:56": 5}`. Written whole to a temporary file, flushed and renamed,
+/// so a power cut leaves the old file or the new one. A file that cannot be read is
+/// ignored (the limits are learned again); one that cannot be written is reported once.
+///
+/// Plain file calls and the JSON module rather than Foundation's file and JSON APIs: this
+/// runs in every `blegate run`, and those would bring their code into its memory for a
+/// file of a few bytes.
 final class LinkLimitFile: LinkLimitMemory, Sendable {
     let path: String
     private let onError: @Sendable (String) -> Void
@@ -16,21 +23,64 @@ final class LinkLimitFile: LinkLimitMemory, Sendable {
     }
 
     func load() -> [String: Int] {
-        guard let data = FileManager.default.contents(atPath: path),
-              let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any] else { return [:] }
+        guard let text = Self.read(path), case let .object(members)? = try? JSONValue.parse(text) else { return [:] }
         var limits: [String: Int] = [:]
-        for (address, value) in object {
-            if let n = value as? Int, n > 0 { limits[address.uppercased()] = n }
+        for (address, value) in members {
+            if case let .int(n) = value, n > 0 { limits[address.uppercased()] = n }
         }
         return limits
     }
 
     func save(_ limits: [String: Int]) {
-        do {
-            let data = try JSONSerialization.data(withJSONObject: limits, options: [.sortedKeys])
-            try data.write(to: URL(fileURLWithPath: path), options: .atomic)
-        } catch {
-            onError("cannot save learned link limits to \(path): \(error.localizedDescription)")
+        let json = JSONValue.object(limits.sorted { $0.key < $1.key }.map { ($0.key, .int($0.value)) }).serialized()
+        if let problem = Self.replace(path, with: Array(json.utf8)) {
+            onError("cannot save learned link limits to \(path): \(problem)")
         }
+    }
+
+    private static func read(_ path: String) -> String? {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return nil }
+        defer { close(fd) }
+        var bytes: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 4096)
+        while bytes.count <= 1 << 20 {
+            let n = chunk.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
+            if n < 0, errno == EINTR { continue }
+            guard n > 0 else { return n == 0 ? String(decoding: bytes, as: UTF8.self) : nil }
+            bytes.append(contentsOf: chunk[0..<n])
+        }
+        return nil
+    }
+
+    /// Writes `path.tmp`, flushes it and renames it over `path`; the reason when it cannot.
+    private static func replace(_ path: String, with bytes: [UInt8]) -> String? {
+        let temporary = path + ".tmp"
+        let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        guard fd >= 0 else { return String(cString: strerror(errno)) }
+        var written = 0
+        while written < bytes.count {
+            let n = bytes[written...].withUnsafeBytes { Glibc.write(fd, $0.baseAddress, $0.count) }
+            if n < 0, errno == EINTR { continue }
+            guard n > 0 else {
+                let problem = String(cString: strerror(errno))
+                close(fd)
+                unlink(temporary)
+                return problem
+            }
+            written += n
+        }
+        let synced = fsync(fd) == 0 ? 0 : errno
+        let closed = close(fd) == 0 ? 0 : errno
+        if synced != 0 || closed != 0 {
+            unlink(temporary)
+            return String(cString: strerror(synced != 0 ? synced : closed))
+        }
+        guard rename(temporary, path) == 0 else {
+            let problem = String(cString: strerror(errno))
+            unlink(temporary)
+            return problem
+        }
+        return nil
     }
 }
