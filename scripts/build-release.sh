@@ -24,9 +24,14 @@ printf '2.36\n%s\n' "$glibc" | sort -V -C || fail "glibc $glibc is older than 2.
 
 # The Swift runtime linked in (--static-swift-stdlib), so the target needs no Swift
 # installation. The binaries export none of their own symbols (scripts/release-symbols.map).
+# Swift code optimised for size (-Osize, every Swift target and dependency): a process's
+# resident code is the 64 KiB windows of the binary its calls touch (the kernel maps a
+# read fault's whole window: fault-around), so smaller code is fewer windows; it costs
+# `blegate run` no measurable CPU (docs/benchmarks.md, "Where the resident pages are").
 # Every function in a section of its own, so that identical code folding below and the
 # linker's garbage collection work per function rather than per object file.
 flags=(-c release --static-swift-stdlib --scratch-path .build-static
+       -Xswiftc -Osize
        -Xswiftc -Xfrontend -Xswiftc -function-sections -Xcc -ffunction-sections -Xcc -fdata-sections
        -Xlinker --version-script="$PWD/scripts/release-symbols.map")
 
