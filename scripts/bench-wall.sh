@@ -8,6 +8,8 @@
 #   scripts/bench-wall.sh [SECONDS=60] [STRAPS=40] [SCREENS=10]
 # BLEGATE_BIN_DIR picks blegate and blegate-test-backend (default: the debug build).
 # BLEGATE_WALL_OFF=1: the same gateway with `listen = ""` and no browser, for comparison.
+# BLEGATE_RSS_PAGES=FILE: where the gateway's resident pages of its binary are at the end,
+# per section and module (scripts/rss-pages.py), written to FILE.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds="${1:-60}"
@@ -70,4 +72,7 @@ print("wall: notification -> DOM over %s s, %d screens: p50 %s ms, p99 %s ms, ma
 print("wall: gateway CPU: %s %% of one core with no screen, %s %% with %s screens" % (sys.argv[2], sys.argv[3], sys.argv[4]))
 PY
 echo "wall: gateway memory: $(rss)(budget: peak 28 MiB)"
+if [ -n "${BLEGATE_RSS_PAGES:-}" ]; then
+    /usr/bin/python3 scripts/rss-pages.py "$run" --symbols 60 > "$BLEGATE_RSS_PAGES" || echo "wall: scripts/rss-pages.py failed" >&2
+fi
 kill -TERM "$run"; wait "$run" || true
