@@ -31,7 +31,7 @@ public final class DBusConnection: Sendable {
         let loop = EventLoop()
         let router = Router()
         let result: Result<String?, DBusError> = await withCheckedContinuation { cont in
-            loop.onMessage = { message in router.route(message, loop: loop) }
+            loop.onMessage = { message, receivedAt in router.route(message, receivedAt: receivedAt, loop: loop) }
             loop.onDisconnect = { reason in router.disconnected(reason) }
             loop.start(address: addressString, register: isBus) { cont.resume(returning: $0) }
         }

@@ -20,10 +20,15 @@ public struct DBusMessage: Sendable {
     public var body: [DBusValue]
     /// Set when the caller asked for no reply (method calls only).
     public var noReplyExpected: Bool
+    /// Wall-clock milliseconds since 1970 when the connection's dispatcher read the
+    /// message off the socket: the time it arrived, however long its consumer took to
+    /// get to it. nil for messages not received from a bus.
+    public var receivedAt: Int64?
 
-    init(_ m: OpaquePointer) {
+    init(_ m: OpaquePointer, receivedAt: Int64? = nil) {
         self.init(header: m)
         body = MessageCodec.read(m)
+        self.receivedAt = receivedAt
     }
 
     /// Header fields only: routing decides on these before any body is decoded.

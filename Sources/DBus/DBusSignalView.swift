@@ -8,8 +8,14 @@ import CDBus
 /// program would, instead of building a tree of values and strings per signal.
 public struct DBusSignalView {
     let raw: OpaquePointer
+    /// Wall-clock milliseconds since 1970 when the dispatcher read the signal off the
+    /// socket (see `DBusMessage.receivedAt`).
+    public let receivedAt: Int64
 
-    init(_ raw: OpaquePointer) { self.raw = raw }
+    init(_ raw: OpaquePointer, receivedAt: Int64) {
+        self.raw = raw
+        self.receivedAt = receivedAt
+    }
 
     public var path: DBusObjectPath? {
         dbus_message_get_path(raw).map { DBusObjectPath(unchecked: String(cString: $0)) }
@@ -26,7 +32,7 @@ public struct DBusSignalView {
     }
 
     /// The whole message, decoded (allocates: for anything but the hot path).
-    public func decoded() -> DBusMessage { DBusMessage(raw) }
+    public func decoded() -> DBusMessage { DBusMessage(raw, receivedAt: receivedAt) }
 
     /// For PropertiesChanged (`sa{sv}as`): true when `name` is the only property
     /// changed and none is invalidated, read without decoding: lets a mirror of

@@ -51,9 +51,14 @@ final class EventLoop: @unchecked Sendable {
     private var running = true
     private var thread: pthread_t?
 
-    /// Called on the loop thread for every incoming message that is not a reply;
-    /// the pointer is valid only during the call.
-    var onMessage: ((OpaquePointer) -> Void)?
+    /// Called on the loop thread for every incoming message that is not a reply, with
+    /// the wall-clock milliseconds when it was read off the socket; the pointer is valid
+    /// only during the call.
+    var onMessage: ((OpaquePointer, Int64) -> Void)?
+    /// When the loop last read from the socket (wall-clock ms): libdbus reads a few KiB
+    /// per round and the messages in them are dispatched right after, so this is the
+    /// arrival time of every message popped until the next read.
+    private var readAt: Int64 = EventLoop.wallMilliseconds()
     /// Called once on the loop thread when the bus goes away (or `close` ran).
     var onDisconnect: ((String) -> Void)?
 
@@ -178,6 +183,12 @@ final class EventLoop: @unchecked Sendable {
         return UInt64(ts.tv_sec) * 1_000_000_000 + UInt64(ts.tv_nsec)
     }
 
+    static func wallMilliseconds() -> Int64 {
+        var ts = timespec()
+        clock_gettime(CLOCK_REALTIME, &ts)
+        return Int64(ts.tv_sec) * 1000 + Int64(ts.tv_nsec) / 1_000_000
+    }
+
     private static func deadline(for t: OpaquePointer) -> UInt64 {
         guard dbus_timeout_get_enabled(t) != 0 else { return .max }
         return now() + UInt64(max(0, dbus_timeout_get_interval(t))) * 1_000_000
@@ -212,6 +223,7 @@ final class EventLoop: @unchecked Sendable {
                 disconnectReason = "poll failed (errno \(errno))"
                 break
             }
+            if rc > 0 { readAt = EventLoop.wallMilliseconds() }
             if fds[0].revents != 0 {
                 var value: UInt64 = 0
                 _ = Glibc.read(wakeFD, &value, 8)
@@ -282,6 +294,7 @@ final class EventLoop: @unchecked Sendable {
                 }
             case .flush(let done):
                 dbus_connection_flush(c)
+                readAt = EventLoop.wallMilliseconds()
                 done()
             case .close:
                 running = false
@@ -297,7 +310,7 @@ final class EventLoop: @unchecked Sendable {
                 let serial = dbus_message_get_reply_serial(m)
                 guard let call = pending.removeValue(forKey: serial) else { continue }
                 serialByCall[call.id] = nil
-                let message = DBusMessage(m)
+                let message = DBusMessage(m, receivedAt: readAt)
                 call.complete(message.kind == .error ? .failure(message.asError) : .success(message))
                 continue
             }
@@ -306,7 +319,7 @@ final class EventLoop: @unchecked Sendable {
                dbus_message_is_signal(m, "org.freedesktop.DBus.Local", "Disconnected") != 0 {
                 continue  // is_connected turns false; the loop notices it.
             }
-            onMessage?(m)
+            onMessage?(m, readAt)
         }
     }
 

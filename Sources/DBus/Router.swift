@@ -166,12 +166,12 @@ final class Router: Sendable {
 
     // MARK: Dispatcher thread
 
-    func route(_ raw: OpaquePointer, loop: EventLoop) {
+    func route(_ raw: OpaquePointer, receivedAt: Int64, loop: EventLoop) {
         switch dbus_message_get_type(raw) {
         case CDBUS_MESSAGE_TYPE_SIGNAL:
-            routeSignal(raw)
+            routeSignal(raw, receivedAt: receivedAt)
         case CDBUS_MESSAGE_TYPE_METHOD_CALL:
-            let message = DBusMessage(raw)
+            let message = DBusMessage(raw, receivedAt: receivedAt)
             let handler = state.withLock { s -> (@Sendable (DBusMessage) -> Void)? in
                 s.methodCalls += 1
                 return s.methodHandler
@@ -193,10 +193,10 @@ final class Router: Sendable {
     /// Routing tests the header on libdbus's strings first and decodes the body at
     /// most once, only when a subscriber needs Swift values: a signal nobody wants,
     /// or one only raw handlers want, allocates nothing here.
-    private func routeSignal(_ raw: OpaquePointer) {
+    private func routeSignal(_ raw: OpaquePointer, receivedAt: Int64) {
         var message: DBusMessage? = nil
         if Router.isNameOwnerChanged(raw) {
-            let m = DBusMessage(raw)
+            let m = DBusMessage(raw, receivedAt: receivedAt)
             message = m
             state.withLock { s in
                 if m.body.count == 3, let name = m.body[0].stringValue, s.trackedNames[name] != nil {
@@ -213,19 +213,19 @@ final class Router: Sendable {
             let resolved = sub.rule.sender.flatMap { owners.isEmpty ? nil : owners[$0] }
             guard sub.rule.matchesHeader(raw: raw, kind: .signal, resolvedSender: resolved) else { continue }
             if sub.rule.needsBody {
-                if message == nil { message = DBusMessage(raw) }
+                if message == nil { message = DBusMessage(raw, receivedAt: receivedAt) }
                 guard sub.rule.matchesArguments(message!) else { continue }
             }
             switch sub.sink {
             case .raw(let handler):
-                handler(DBusSignalView(raw))
+                handler(DBusSignalView(raw, receivedAt: receivedAt))
                 count(sub, .enqueued(remaining: 0))
             case .handler(let handler):
-                if message == nil { message = DBusMessage(raw) }
+                if message == nil { message = DBusMessage(raw, receivedAt: receivedAt) }
                 handler(message!)
                 count(sub, .enqueued(remaining: 0))
             case .stream(let continuation):
-                if message == nil { message = DBusMessage(raw) }
+                if message == nil { message = DBusMessage(raw, receivedAt: receivedAt) }
                 count(sub, continuation.yield(message!))
             }
         }

@@ -4,6 +4,27 @@ import Testing
 
 @Suite("Signals")
 struct SignalTests {
+    @Test("a signal carries the time it was read off the bus, not the time its consumer got to it")
+    func arrivalTime() async throws {
+        let t = try await TestBus.start()
+        defer { t.stop() }
+        let rule = DBusMatchRule(sender: t.server.uniqueName, interface: "org.blegate.Test1", member: "Beat", path: "/test")
+        let stream = try await t.client.signals(matching: rule)
+        let raw = Mutex<[Int64]>([])
+        let sub = try await t.client.subscribeRaw(matching: rule) { view in raw.withLock { $0.append(view.receivedAt) } }
+        defer { t.client.unsubscribe(sub) }
+        let sent = wallMilliseconds()
+        try t.server.emit(path: "/test", interface: "org.blegate.Test1", member: "Beat", [.uint32(1)])
+        // The consumer is busy for a second before it reads the signal.
+        try await Task.sleep(for: .seconds(1))
+        let signal = try await nextSignal(stream, "the beat")
+        let read = wallMilliseconds()
+        let stamp = try #require(signal.receivedAt)
+        #expect(stamp >= sent - 5 && stamp - sent < 500, "stamped \(stamp - sent) ms after sending")
+        #expect(read - stamp >= 900, "the consumer read it \(read - stamp) ms after it arrived")
+        #expect(raw.withLock { $0 } == [stamp], "the raw handler sees the same time")
+    }
+
     @Test("100,000 signals arrive in order, none lost, while method calls keep answering")
     func hundredThousand() async throws {
         let t = try await TestBus.start()
@@ -228,3 +249,13 @@ struct SignalViewTests {
         #expect(seen.withLock { $0 } == [true, false, false, false, false])
     }
 }
+
+private func wallMilliseconds() -> Int64 {
+    var ts = timespec()
+    clock_gettime(CLOCK_REALTIME, &ts)
+    return Int64(ts.tv_sec) * 1000 + Int64(ts.tv_nsec) / 1_000_000
+}
+
+#if canImport(Glibc)
+import Glibc
+#endif
