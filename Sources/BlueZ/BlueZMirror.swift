@@ -47,7 +47,7 @@ public final class BlueZMirror: Sendable {
         /// Updates from a sender other than `owner` while live: a new bluetoothd that
         /// spoke before its NameOwnerChanged was processed. They seed the next load.
         var early: [MirrorUpdate] = []
-        var sinks: [UInt64: AsyncStream<BlueZEvent>.Continuation] = [:]
+        var sinks: [UInt64: EventSink] = [:]
         var waiters: [UInt64: Waiter] = [:]
         var nextID: UInt64 = 1
         var subscriptions: [DBusSubscription] = []
@@ -89,10 +89,10 @@ public final class BlueZMirror: Sendable {
         guard first else { return }
         do throws(DBusError) {
             keep(try await connection.subscribe(matching: Self.matchRules[0]) { [weak self] signal in
-                self?.ingest(MirrorUpdate.interfacesAdded(signal.body), sender: signal.sender)
+                self?.ingest(MirrorUpdate.interfacesAdded(signal.body), sender: signal.sender, receivedAt: signal.receivedAt)
             })
             keep(try await connection.subscribe(matching: Self.matchRules[1]) { [weak self] signal in
-                self?.ingest(MirrorUpdate.interfacesRemoved(signal.body), sender: signal.sender)
+                self?.ingest(MirrorUpdate.interfacesRemoved(signal.body), sender: signal.sender, receivedAt: signal.receivedAt)
             })
             keep(try await connection.subscribeRaw(matching: Self.matchRules[2]) { [weak self] view in
                 self?.handlePropertiesChanged(view)
@@ -164,24 +164,38 @@ public final class BlueZMirror: Sendable {
     // MARK: Reading
 
     /// Everything mirrored now, as one consistent value.
+    ///
+    /// A copy shares the mirror's storage until the next signal changes it, which then
+    /// copies whole tables: with thousands of devices on the bus, keep a snapshot only
+    /// for a moment, and prefer `read` or the lookups below (they run under the lock
+    /// and copy nothing).
     public var snapshot: BlueZSnapshot { state.withLock { $0.snapshot } }
+
+    /// Runs `body` on the mirror as it is now, under the mirror's lock: a quick look
+    /// (lookups by path or address), never a call back into the mirror.
+    public func read<T: Sendable>(_ body: (BlueZSnapshot) -> T) -> T {
+        state.withLock { body($0.snapshot) }
+    }
 
     /// True while a bluetoothd is on the bus and its tree is mirrored.
     public var isBlueZPresent: Bool { state.withLock { $0.present } }
 
-    public var adapters: [Adapter] { snapshot.adapters }
-    public func adapter(named name: String) -> Adapter? { snapshot.adapter(named: name) }
-    public var devices: [Device] { snapshot.devices }
-    public func devices(on adapter: DBusObjectPath) -> [Device] { snapshot.devices(on: adapter) }
-    public func device(address: String) -> Device? { snapshot.device(address: address) }
-    public func device(path: DBusObjectPath) -> Device? { snapshot.device(path: path) }
-    public func services(device: DBusObjectPath) -> [GattService] { snapshot.services(device: device) }
-    public func characteristics(device: DBusObjectPath) -> [GattCharacteristic] { snapshot.characteristics(device: device) }
+    public var adapters: [Adapter] { read { $0.adapters } }
+    public func adapter(named name: String) -> Adapter? { read { $0.adapter(named: name) } }
+    public var devices: [Device] { read { $0.devices } }
+    public var deviceCount: Int { read { $0.deviceCount } }
+    public func devices(on adapter: DBusObjectPath) -> [Device] { read { $0.devices(on: adapter) } }
+    public func device(address: String) -> Device? { read { $0.device(address: address) } }
+    public func devices(address: String) -> [Device] { read { $0.devices(address: address) } }
+    public func device(path: DBusObjectPath) -> Device? { read { $0.device(path: path) } }
+    public func services(device: DBusObjectPath) -> [GattService] { read { $0.services(device: device) } }
+    public func characteristics(device: DBusObjectPath) -> [GattCharacteristic] { read { $0.characteristics(device: device) } }
     public func characteristic(device: DBusObjectPath, uuid: String) -> GattCharacteristic? {
-        snapshot.characteristic(device: device, uuid: uuid)
+        read { $0.characteristic(device: device, uuid: uuid) }
     }
+    public func characteristic(path: DBusObjectPath) -> GattCharacteristic? { read { $0.characteristic(path: path) } }
     public func hasResolvedGATT(device: DBusObjectPath, requiring uuids: [String] = []) -> Bool {
-        snapshot.hasResolvedGATT(device: device, requiring: uuids)
+        read { $0.hasResolvedGATT(device: device, requiring: uuids) }
     }
 
     /// Reads one object's interface afresh (Properties.GetAll) and applies it as if
@@ -200,7 +214,7 @@ public final class BlueZMirror: Sendable {
         let kept = BlueZSnapshot.keptProperties(of: interface)
         let values = props.filter { kept.contains($0.key) }
         guard !values.isEmpty else { return }
-        ingest(.changed(path, interface: interface, values, invalidated: []), sender: owner)
+        ingest(.changed(path, interface: interface, values, invalidated: []), sender: owner, receivedAt: nil)
     }
 
     // MARK: Events and waiting
@@ -210,13 +224,7 @@ public final class BlueZMirror: Sendable {
     /// a client believing in a device that is gone.
     public func events() -> AsyncStream<BlueZEvent> {
         let (stream, continuation) = AsyncStream.makeStream(of: BlueZEvent.self, bufferingPolicy: .unbounded)
-        let id = state.withLock { s -> UInt64? in
-            guard s.phase != .stopped else { return nil }
-            let id = s.nextID
-            s.nextID += 1
-            s.sinks[id] = continuation
-            return id
-        }
+        let id = addSink(.plain(continuation))
         // No onTermination that takes the lock to remove the sink: events are yielded
         // under the lock, and a consumer's cancellation runs onTermination while
         // holding its task's status lock, which the yield may need to resume it (a
@@ -224,6 +232,26 @@ public final class BlueZMirror: Sendable {
         // the stream terminated.
         if id == nil { continuation.finish() }
         return stream
+    }
+
+    /// As `events()`, each event with the wall-clock time its signal was read off the bus
+    /// (nil for changes the mirror made itself: a load, a refresh, bluetoothd leaving).
+    /// A record made from an event (an advertised heart rate) carries that time, not the
+    /// time a busy consumer got round to it.
+    public func timedEvents() -> AsyncStream<TimedBlueZEvent> {
+        let (stream, continuation) = AsyncStream.makeStream(of: TimedBlueZEvent.self, bufferingPolicy: .unbounded)
+        if addSink(.timed(continuation)) == nil { continuation.finish() }
+        return stream
+    }
+
+    private func addSink(_ sink: EventSink) -> UInt64? {
+        state.withLock { s -> UInt64? in
+            guard s.phase != .stopped else { return nil }
+            let id = s.nextID
+            s.nextID += 1
+            s.sinks[id] = sink
+            return id
+        }
     }
 
     /// Returns the first non-nil result of `condition`, evaluated now and again after
@@ -293,10 +321,10 @@ public final class BlueZMirror: Sendable {
     private func handlePropertiesChanged(_ view: DBusSignalView) {
         if view.changes(only: "Value") { return }
         let signal = view.decoded()
-        ingest(MirrorUpdate.propertiesChanged(path: signal.path, signal.body), sender: signal.sender)
+        ingest(MirrorUpdate.propertiesChanged(path: signal.path, signal.body), sender: signal.sender, receivedAt: view.receivedAt)
     }
 
-    private func ingest(_ update: MirrorUpdate?, sender: String?) {
+    private func ingest(_ update: MirrorUpdate?, sender: String?, receivedAt: Int64?) {
         guard let update else { return }
         state.withLock { s in
             switch s.phase {
@@ -311,7 +339,7 @@ public final class BlueZMirror: Sendable {
                 }
                 var events: [BlueZEvent] = []
                 update.apply(to: &s.snapshot, into: &events)
-                Self.publish(events, &s)
+                Self.publish(events, &s, receivedAt: receivedAt)
             }
         }
     }
@@ -319,12 +347,12 @@ public final class BlueZMirror: Sendable {
     /// Yields under the lock so that events from different threads (dispatcher,
     /// owner task) can never overtake each other; drops the sinks whose consumers
     /// have gone.
-    private static func publish(_ events: [BlueZEvent], _ s: inout State) {
+    private static func publish(_ events: [BlueZEvent], _ s: inout State, receivedAt: Int64? = nil) {
         guard !events.isEmpty else { return }
         var gone: [UInt64] = []
         for event in events {
-            for (id, sink) in s.sinks {
-                if case .terminated = sink.yield(event) { gone.append(id) }
+            for (id, sink) in s.sinks where !sink.yield(event, receivedAt: receivedAt) {
+                gone.append(id)
             }
         }
         for id in gone { s.sinks[id] = nil }
@@ -403,5 +431,37 @@ public final class BlueZMirror: Sendable {
             Self.publish(events, &s)
         }
         return nil
+    }
+}
+
+/// A mirror event with the wall-clock time (milliseconds since 1970) the signal that
+/// caused it was read off the bus; nil when the mirror made the change itself.
+public struct TimedBlueZEvent: Sendable {
+    public var event: BlueZEvent
+    public var receivedAt: Int64?
+}
+
+/// One consumer of mirror events.
+enum EventSink: Sendable {
+    case plain(AsyncStream<BlueZEvent>.Continuation)
+    case timed(AsyncStream<TimedBlueZEvent>.Continuation)
+
+    /// False once the consumer has gone.
+    func yield(_ event: BlueZEvent, receivedAt: Int64?) -> Bool {
+        let result: Bool
+        switch self {
+        case .plain(let c):
+            if case .terminated = c.yield(event) { result = false } else { result = true }
+        case .timed(let c):
+            if case .terminated = c.yield(TimedBlueZEvent(event: event, receivedAt: receivedAt)) { result = false } else { result = true }
+        }
+        return result
+    }
+
+    func finish() {
+        switch self {
+        case .plain(let c): c.finish()
+        case .timed(let c): c.finish()
+        }
     }
 }

@@ -1,4 +1,5 @@
 @testable import BlueZ
+import Foundation
 import DBus
 import Testing
 
@@ -106,6 +107,46 @@ import Testing
         try #require(MirrorUpdate.interfacesRemoved([.objectPath(Self.device), .strings(["org.bluez.Device1"])])).apply(to: &snapshot, into: &events)
         #expect(snapshot.isEmpty)
         #expect(events.map(\.kind) == ["gattObjectRemoved", "gattObjectRemoved", "deviceRemoved"])
+    }
+
+    /// The lookups by address, adapter and device are indexes beside the tables: they
+    /// must follow every add, change and removal, or a strap would be looked for where
+    /// it no longer is.
+    @Test func indexesFollowTheTables() throws {
+        var snapshot = BlueZSnapshot()
+        var events: [BlueZEvent] = []
+        let hci0: DBusObjectPath = "/org/bluez/hci0"
+        func path(_ i: Int) -> DBusObjectPath { hci0.appending(String(format: "dev_D0_0E_00_00_%02X_%02X", i >> 8, i & 0xFF)) }
+        func address(_ i: Int) -> String { String(format: "d0:0e:00:00:%02x:%02x", i >> 8, i & 0xFF) }
+        for i in 0..<5000 {
+            let added: [DBusValue] = [.objectPath(path(i)), .dictionary(key: "s", value: "a{sv}", [DBusDictEntry("org.bluez.Device1", .properties([
+                ("Address", .string(address(i))), ("Adapter", .objectPath("/org/bluez/hci0")), ("RSSI", .int16(-70)),
+            ]))])]
+            try #require(MirrorUpdate.interfacesAdded(added)).apply(to: &snapshot, into: &events)
+        }
+        #expect(snapshot.deviceCount == 5000 && snapshot.deviceCount(on: "/org/bluez/hci0") == 5000)
+        #expect(snapshot.device(address: address(4321).uppercased())?.path == path(4321))
+
+        // An Address change moves the device in the index.
+        let renamed: [DBusValue] = ["org.bluez.Device1", .properties([("Address", "D0:0E:00:00:FF:FF")]), .strings([])]
+        try #require(MirrorUpdate.propertiesChanged(path: path(7), renamed)).apply(to: &snapshot, into: &events)
+        #expect(snapshot.device(address: address(7)) == nil)
+        #expect(snapshot.devices(address: "d0:0e:00:00:ff:ff").map(\.path) == [path(7)])
+
+        // A device's GATT objects are found through it, and go with it.
+        let service = path(9).appending("service000c")
+        let added: [DBusValue] = [.objectPath(service), .dictionary(key: "s", value: "a{sv}", [DBusDictEntry(
+            "org.bluez.GattService1", .properties([("UUID", "180d"), ("Device", .objectPath(path(9)))]))])]
+        try #require(MirrorUpdate.interfacesAdded(added)).apply(to: &snapshot, into: &events)
+        #expect(snapshot.services(device: path(9)).map(\.path) == [service])
+
+        events = []
+        for i in 0..<5000 {
+            try #require(MirrorUpdate.interfacesRemoved([.objectPath(path(i)), .strings(["org.bluez.Device1"])])).apply(to: &snapshot, into: &events)
+        }
+        #expect(events.count == 5001 && events.filter { $0.kind == "deviceRemoved" }.count == 5000)
+        #expect(snapshot.isEmpty && snapshot.deviceCount(on: "/org/bluez/hci0") == 0)
+        #expect(snapshot.devices(address: "d0:0e:00:00:ff:ff").isEmpty && snapshot.services(device: path(9)).isEmpty)
     }
 }
 
