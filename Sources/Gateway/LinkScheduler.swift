@@ -121,7 +121,7 @@ final class LinkScheduler: Sendable {
 
     /// The connect linked.
     func linked(address: String, adapter: DBusObjectPath, signals: SignalBox) {
-        let standing = self.standing(address, snapshot: mirror.snapshot)
+        let standing = self.standing(address, devices: mirror.devices(address: address))
         let raised = state.withLock { s -> (String, Int)? in
             guard var a = s.adapters[adapter] else { return nil }
             let up = a.limit.linked(now: WallClock.monotonic())
@@ -186,11 +186,6 @@ final class LinkScheduler: Sendable {
 
     // MARK: Planning
 
-    private func standing(_ address: String, snapshot: BlueZSnapshot) -> LinkPlanner.Standing {
-        let devices = snapshot.devices.filter { $0.address.uppercased() == address }
-        return standing(address, devices: devices)
-    }
-
     private func standing(_ address: String, devices: [Device]) -> LinkPlanner.Standing {
         let name = devices.lazy.compactMap { $0.name ?? $0.alias }.first
         return LinkPlanner.Standing(heardByAdvertisement: devices.contains(where: Self.advertisesHeartRate),
@@ -204,18 +199,31 @@ final class LinkScheduler: Sendable {
 
     static func linkable(_ d: Device) -> Bool { d.uuids.contains(GATTNames.heartRateService) || ScaleLink.isScale(d) }
 
+    /// Whether this strap (upper-case address) is waiting for a link: a device of its
+    /// address appearing is then worth a plan; any other device is not.
+    func isWaiting(_ address: String) -> Bool { state.withLock { $0.requests[address] != nil } }
+
+    /// The mirrored devices of the straps waiting for a link, and the powered adapters:
+    /// looked up by address, so a plan costs the straps waiting, not every device on
+    /// the bus.
+    private func sighting(of addresses: [String]) -> (devices: [String: [Device]], powered: Set<DBusObjectPath>) {
+        mirror.read { s in
+            var devices: [String: [Device]] = [:]
+            for address in addresses { devices[address] = s.devices(address: address) }
+            return (devices, Set(s.adapters.filter(\.powered).map(\.path)))
+        }
+    }
+
     /// Grants what can be granted, asks advertisement-heard straps to give way, probes
     /// full adapters. Called whenever anything changed, and once a second.
     func replan() {
-        let snapshot = mirror.snapshot
-        var byAddress: [String: [Device]] = [:]
-        for d in snapshot.devices { byAddress[d.address.uppercased(), default: []].append(d) }
+        let (byAddress, powered) = sighting(of: state.withLock { Array($0.requests.keys) })
         let now = WallClock.monotonic()
         var resumes: [(CheckedContinuation<Grant?, Never>, Grant)] = []
         var yields: [SignalBox] = []
         var probes: [(String, Int)] = []
         state.withLock { s in
-            let ready = s.adapters.filter { snapshot.adapter(path: $0.key)?.powered == true }
+            let ready = s.adapters.filter { powered.contains($0.key) }
             var candidates: [LinkPlanner.Candidate] = []
             var devicesOf: [String: [String: Device]] = [:]
             for (address, r) in s.requests {
@@ -279,12 +287,13 @@ final class LinkScheduler: Sendable {
     /// Why a strap that asked for a link has none, as status shows it; nil when it is
     /// not waiting for one.
     func explain(_ address: String) -> (LinkState, String)? {
-        let snapshot = mirror.snapshot
+        guard isWaiting(address) else { return nil }
+        let (devices, powered) = sighting(of: [address])
         let now = WallClock.monotonic()
         return state.withLock { s -> (LinkState, String)? in
             guard s.requests[address] != nil else { return nil }
-            let ready = s.adapters.filter { snapshot.adapter(path: $0.key)?.powered == true }
-            let here = snapshot.devices.filter { $0.address.uppercased() == address && ready[$0.adapter] != nil }
+            let ready = s.adapters.filter { powered.contains($0.key) }
+            let here = (devices[address] ?? []).filter { ready[$0.adapter] != nil }
             if here.isEmpty {
                 if ready.isEmpty { return (.notSeen, "no adapter is ready") }
                 if let seen = s.lastSeen[address] { return (.notSeen, "not seen for " + Self.duration(now - seen)) }

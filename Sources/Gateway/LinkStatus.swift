@@ -54,4 +54,6 @@ public struct AdapterLinks: Sendable, Hashable {
     public var maximum: Int
     /// One link above the learned limit is being tried.
     public var probing: Bool
+    /// Device objects bluetoothd has under the adapter: every device it heard, strap or not.
+    public var devices = 0
 }

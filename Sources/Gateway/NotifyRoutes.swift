@@ -1,14 +1,16 @@
 // SPDX-License-Identifier: MIT
 import DBus
 import Synchronization
+import WearMetrics
 
 /// Delivers StartNotify values (PropertiesChanged `Value` signals) to the characteristic
-/// that subscribed, through one raw subscription for all devices.
+/// that subscribed, through one raw subscription for all devices, with the time the
+/// dispatcher read the signal off the bus.
 ///
 /// The rule is the mirror's own PropertiesChanged rule, so the bus still carries one set
 /// of match rules per connection (the D-Bus layer reference-counts identical rules).
 final class NotifyRoutes: Sendable {
-    typealias Handler = @Sendable (UnsafeRawBufferPointer) -> Void
+    typealias Handler = @Sendable (UnsafeRawBufferPointer, UTCTimestamp) -> Void
 
     private let routes = Mutex<[String: Handler]>([:])
     private let subscription = Mutex<DBusSubscription?>(nil)
@@ -38,6 +40,7 @@ final class NotifyRoutes: Sendable {
     private func deliver(_ view: DBusSignalView) {
         guard let path = view.path else { return }
         guard let handler = routes.withLock({ $0[path.rawValue] }) else { return }
-        _ = view.withChangedBytes("Value") { handler($0) }
+        let arrived = UTCTimestamp(millisecondsSince1970: view.receivedAt)
+        _ = view.withChangedBytes("Value") { handler($0, arrived) }
     }
 }

@@ -74,7 +74,9 @@ final class RecordPipeline: Sendable {
     /// skipped: it never reaches the sink and never stops the stream. Values longer than
     /// BLE allows and notifications faster than a heart beats are dropped before decoding,
     /// counted, and flag the device; a record keeps at most `maxRRPerRecord` RR intervals.
-    func heartRate(deviceID: String, bytes: UnsafeRawBufferPointer) {
+    /// `arrived`: when the value reached the gateway (the D-Bus signal read off the bus),
+    /// which stamps the record; nil stamps it now.
+    func heartRate(deviceID: String, bytes: UnsafeRawBufferPointer, arrived: UTCTimestamp? = nil) {
         let now = WallClock.monotonic()
         let limits = self.limits
         if bytes.count > limits.maxValueBytes {
@@ -99,7 +101,7 @@ final class RecordPipeline: Sendable {
         }
         let extraRR = measurement.rrIntervalTicks.count - limits.maxRRPerRecord
         if extraRR > 0 { measurement.rrIntervalTicks.removeFirst(extraRR) }
-        let time = WallClock.now()
+        let time = arrived ?? WallClock.now()
         state.withLock { s in
             let record = s.devices[deviceID, default: Device()].withRecord { device in
                 if extraRR > 0 { device.counters.rrDropped += extraRR }
@@ -122,8 +124,9 @@ final class RecordPipeline: Sendable {
     /// counter moved (a new measurement: a strap on a hook repeats its last frame), the
     /// strap reports skin contact and a rate, and no link delivered heart rate in the last
     /// `linkPrecedence` seconds (one stream of records per strap). No RR, so no HRV.
-    func advertisement(deviceID: String, _ hr: PolarHeartRate) {
-        let time = WallClock.now()
+    /// `arrived`: when the advertisement's signal was read off the bus (nil: now).
+    func advertisement(deviceID: String, _ hr: PolarHeartRate, arrived: UTCTimestamp? = nil) {
+        let time = arrived ?? WallClock.now()
         let now = WallClock.monotonic()
         state.withLock { s in
             var device = s.devices[deviceID, default: Device()]

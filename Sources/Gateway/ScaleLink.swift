@@ -203,7 +203,7 @@ final class ScaleLink: FollowedLink {
 
     private func subscribe(_ c: GattCharacteristic, characteristic: GATTCharacteristic) async -> Bool {
         let id = address
-        context.routes.add(c.path) { [weak self] bytes in self?.measurement(characteristic, Array(bytes), deviceID: id) }
+        context.routes.add(c.path) { [weak self] bytes, _ in self?.measurement(characteristic, Array(bytes), deviceID: id) }
         // Right after Connect the GATT client may not be ready: retry briefly.
         for _ in 0..<20 {
             do {

@@ -354,7 +354,7 @@ final class StrapLink: Sendable {
             // NotSupported, NotPermitted, InProgress (a StartNotify session of ours), Failed:
             // fall back to StartNotify.
         }
-        context.routes.add(c.path) { bytes in pipeline.heartRate(deviceID: id, bytes: bytes) }
+        context.routes.add(c.path) { bytes, arrived in pipeline.heartRate(deviceID: id, bytes: bytes, arrived: arrived) }
         do {
             try await BlueZCharacteristic(context.connection, c.path).startNotify()
         } catch {
@@ -408,7 +408,7 @@ final class StrapLink: Sendable {
                 pipeline.battery(deviceID: id, percent: min(first, 100))
             }
             if c.flags.contains("notify") {
-                context.routes.add(c.path) { bytes in
+                context.routes.add(c.path) { bytes, _ in
                     if let first = bytes.first { pipeline.battery(deviceID: id, percent: min(first, 100)) }
                 }
                 if (try? await BlueZCharacteristic(context.connection, c.path).startNotify()) != nil {
@@ -484,7 +484,7 @@ final class StrapLink: Sendable {
                 }
                 if why == false { return .lost("link lost") }
                 guard context.mirror.device(path: device)?.connected == true else { return .lost("link lost") }
-                guard let c = context.mirror.snapshot.characteristic(path: path) else {
+                guard let c = context.mirror.characteristic(path: path) else {
                     return .lost("notification socket closed and the characteristic is gone")
                 }
                 do {

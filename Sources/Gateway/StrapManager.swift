@@ -4,6 +4,7 @@ import DBus
 import NotifySocket
 import LinkPolicy
 import Synchronization
+import WearMetrics
 
 /// Keeps every wanted strap connected and streaming, and turns what they send into
 /// records for a sink. Used by `blegate stream` and `blegate run`.
@@ -68,8 +69,17 @@ public final class StrapManager: Sendable {
         return all.sorted { $0.address < $1.address }
     }
 
-    /// Links held, being set up, and allowed per adapter.
-    public var adapterLinks: [AdapterLinks] { context.scheduler.adapterUse }
+    /// Links held, being set up, and allowed per adapter, with how many device objects
+    /// bluetoothd has under each.
+    public var adapterLinks: [AdapterLinks] {
+        let use = context.scheduler.adapterUse
+        let counts = mirror.read { s in Dictionary(s.adapters.map { ($0.interfaceName, s.deviceCount(on: $0.path)) }, uniquingKeysWith: { a, _ in a }) }
+        return use.map { a in
+            var a = a
+            a.devices = counts[a.adapter] ?? 0
+            return a
+        }
+    }
 
     /// Datagrams read from AcquireNotify sockets.
     public var acquiredDatagrams: Int { context.reader.datagramCount }
@@ -81,15 +91,15 @@ public final class StrapManager: Sendable {
     ///
     /// - Throws: when bluetoothd's objects cannot be read at all.
     public func run() async throws(DBusError) {
-        let events = mirror.events()
+        let events = mirror.timedEvents()
         try await context.routes.start(connection: connection, rule: BlueZMirror.matchRules[2])
         try await mirror.start()
         adoptAdapters()
         for device in mirror.devices { consider(device) }
         let housekeeping = Task { await self.housekeeping() }
-        for await event in events {
+        for await timed in events {
             if Task.isCancelled { break }
-            await handle(event)
+            await handle(timed.event, arrived: timed.receivedAt.map(UTCTimestamp.init(millisecondsSince1970:)))
         }
         housekeeping.cancel()
         await shutdown()
@@ -116,7 +126,10 @@ public final class StrapManager: Sendable {
 
     // MARK: Mirror events
 
-    private func handle(_ event: BlueZEvent) async {
+    /// Costs the same for every device, strap or not: a neighbourhood's thousands of
+    /// phones and beacons each get a few lookups by address and nothing more (no plan,
+    /// no walk over the other devices).
+    private func handle(_ event: BlueZEvent, arrived: UTCTimestamp?) async {
         switch event {
         case .adapterAdded(let a):
             if adapterAllowed(a) { adopt(a) }
@@ -134,15 +147,16 @@ public final class StrapManager: Sendable {
         case .deviceAdded(let d):
             await context.adapters.controller(d.adapter)?.noteAdvertisement()
             consider(d)
-            advertisement(d)
+            advertisement(d, arrived: arrived)
             heard(d)
-            context.scheduler.replan()
+            // A new link asks for a plan itself; only a strap already waiting needs one here.
+            if context.scheduler.isWaiting(d.address.uppercased()) { context.scheduler.replan() }
         case .deviceChanged(let d, let changed):
             if !changed.isDisjoint(with: Self.advertisementProperties) {
                 await context.adapters.controller(d.adapter)?.noteAdvertisement()
                 heard(d)
             }
-            if changed.contains("ManufacturerData") { advertisement(d) }
+            if changed.contains("ManufacturerData") { advertisement(d, arrived: arrived) }
             if changed.contains("Connected"), !d.connected { post(.disconnected, path: d.path) }
             if changed.contains("Percentage"), let p = d.batteryPercentage, isLinked(d.path),
                mirror.characteristic(device: d.path, uuid: GATTNames.batteryLevel) == nil {
@@ -196,12 +210,12 @@ public final class StrapManager: Sendable {
     }
 
     /// Polar straps' advertised heart rate, for followed straps.
-    private func advertisement(_ d: Device) {
+    private func advertisement(_ d: Device, arrived: UTCTimestamp?) {
         guard context.configuration.advertisedRecords, let data = d.manufacturerData[PolarHeartRate.companyID],
               let hr = PolarHeartRate(manufacturerData: data) else { return }
         let address = d.address.uppercased()
         guard state.withLock({ $0.links[address] != nil }) else { return }
-        context.pipeline.advertisement(deviceID: address, hr)
+        context.pipeline.advertisement(deviceID: address, hr, arrived: arrived)
     }
 
     /// Starts following a device when the selection accepts it: one that offers the Heart

@@ -57,7 +57,7 @@ extension StatusReport {
 
     static func adapter(_ a: AdapterLinks) -> AdapterStatus {
         AdapterStatus(adapter: a.adapter, links: a.held, connecting: a.connecting, limit: a.limit, learnedLimit: a.learned,
-                      maxLinks: a.maximum, probing: a.probing)
+                      maxLinks: a.maximum, probing: a.probing, devices: a.devices)
     }
 
     /// A followed device, merged with what the registry knows of it.

@@ -68,6 +68,9 @@ public struct StatusReport: Sendable, Codable, Equatable {
         public var learnedLimit: Int?
         public var maxLinks: Int
         public var probing: Bool
+        /// Device objects bluetoothd has under the adapter now: every device it heard,
+        /// strap or not (nil: this build of the gateway does not count them).
+        public var devices: Int?
     }
 
     public struct OutboxStatus: Sendable, Codable, Equatable {

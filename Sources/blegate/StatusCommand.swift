@@ -97,6 +97,7 @@ enum StatusText {
                 "\(a.adapter) \(a.links)/\(a.limit)" + (a.connecting > 0 ? " (+\(a.connecting) connecting)" : "")
                     + (a.learnedLimit != nil ? " learned" : " (limit not known yet, at most \(a.maxLinks))")
                     + (a.probing ? ", trying one more" : "")
+                    + (a.devices.map { ", \($0) device(s) on the bus" } ?? "")
             }.joined(separator: "; ") + "\n"
         }
         if let rec = r.adapterRecoveries, !rec.isEmpty {
