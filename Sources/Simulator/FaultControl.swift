@@ -94,6 +94,14 @@ enum FaultControl {
             DBusMethod("DroppedNotifications", out: [DBusArgument("count", "t")]) { [weak sim] _ in
                 [.uint64(UInt64(await sim?.droppedNotifications ?? 0))]
             },
+            DBusMethod("AddNoiseDevices", in: [DBusArgument("count", "u"), DBusArgument("per_second", "d")],
+                       out: [DBusArgument("added", "u")]) { [weak sim] inv in
+                let n = await sim?.addNoiseDevices(Int(inv.arguments[0].integerValue ?? 0), perSecond: inv.arguments[1].doubleValue ?? 0) ?? 0
+                return [.uint32(UInt32(n))]
+            },
+            DBusMethod("RemoveNoiseDevices", out: [DBusArgument("removed", "u")]) { [weak sim] _ in
+                [.uint32(UInt32(await sim?.removeNoiseDevices() ?? 0))]
+            },
             DBusMethod("FlushPayloadLog") { [weak sim] _ in
                 sim?.payloadLog.flush()
                 return []

@@ -38,6 +38,8 @@ public actor SimulatedBlueZ {
     /// Per-adapter LE link limits (0 or missing: none).
     var linkLimits: [Int]
     var stopped = false
+    /// The next noise device's index: each one added gets an address never used before.
+    var nextNoiseIndex = 0
     /// How many simulated bluetoothd restarts have completed.
     public private(set) var restarts = 0
     /// AcquireNotify datagrams not sent because the client's socket buffer was full.
@@ -309,6 +311,8 @@ final class Daemon {
     let server: DBusObjectServer
     var adapters: [Int: SimAdapter] = [:]
     var nameWatch: Task<Void, Never>?
+    /// Foreign devices' objects (NoiseDevices.swift), in the order they appeared.
+    var noise: [DBusObjectPath] = []
 
     init(generation: Int, connection: DBusConnection, server: DBusObjectServer) {
         self.generation = generation

@@ -51,6 +51,11 @@ struct SimulateCommand: AsyncParsableCommand {
     @Option(help: "Number of scales (Weight Scale and Body Composition services); silent until stepped on (StepOn).")
     var scales = 0
 
+    @Option(help: ArgumentHelp(
+        "N foreign devices (phones, beacons: no heart rate) appear on the first adapter at start, as a busy street puts them on the bus; the control interface adds and removes more (AddNoiseDevices, RemoveNoiseDevices).",
+        valueName: "N"))
+    var noiseDevices = 0
+
     @Option(help: "Seed: the same seed gives the same devices and payloads.")
     var seed: UInt64 = 1
 
@@ -95,6 +100,7 @@ struct SimulateCommand: AsyncParsableCommand {
             throw ValidationError("--gatt-cache must be 'always' or 'no'")
         }
         guard rate > 0 else { throw ValidationError("--rate must be positive") }
+        guard (0...100_000).contains(noiseDevices) else { throw ValidationError("--noise-devices must be within 0...100000") }
         guard (0...1).contains(malformedRate), (0...1).contains(connectFailRate) else {
             throw ValidationError("rates must be within 0...1")
         }
@@ -151,6 +157,7 @@ struct SimulateCommand: AsyncParsableCommand {
 
         let sim = try SimulatedBlueZ(configuration: config, bus: address)
         try await sim.start()
+        if noiseDevices > 0 { await sim.addNoiseDevices(noiseDevices) }
         for d in sim.devices {
             print("device \(d.address) \(d.addressType) \(d.model.rawValue) \"\(d.name)\"")
         }
