@@ -219,9 +219,9 @@ public final class BlueZMirror: Sendable {
 
     // MARK: Events and waiting
 
-    /// Every change from now on, in order. The buffer is unbounded: mirror events
-    /// are few (no notification values among them), and a dropped removal would leave
-    /// a client believing in a device that is gone.
+    /// Every change from now on, in order. The buffer is unbounded: mirror events come
+    /// per change of an object (no notification values among them), and a dropped
+    /// removal would leave a client believing in a device that is gone.
     public func events() -> AsyncStream<BlueZEvent> {
         let (stream, continuation) = AsyncStream.makeStream(of: BlueZEvent.self, bufferingPolicy: .unbounded)
         let id = addSink(.plain(continuation))
