@@ -74,9 +74,13 @@ final class RecordPipeline: Sendable {
     /// skipped: it never reaches the sink and never stops the stream. Values longer than
     /// BLE allows and notifications faster than a heart beats are dropped before decoding,
     /// counted, and flag the device; a record keeps at most `maxRRPerRecord` RR intervals.
-    /// `arrived`: when the value reached the gateway (the D-Bus signal read off the bus),
-    /// which stamps the record; nil stamps it now.
-    func heartRate(deviceID: String, bytes: UnsafeRawBufferPointer, arrived: UTCTimestamp? = nil) {
+    ///
+    /// `arrival`: when the notification reached this machine (the kernel's stamp on an
+    /// AcquireNotify datagram, or when the dispatcher read a StartNotify signal off the
+    /// bus); the record carries it, so a record handed over late (the reader gathers
+    /// datagrams while traffic is dense; a busy bus queues signals) still has its own
+    /// time. Without it, the time of the call.
+    func heartRate(deviceID: String, bytes: UnsafeRawBufferPointer, arrival: UTCTimestamp? = nil) {
         let now = WallClock.monotonic()
         let limits = self.limits
         if bytes.count > limits.maxValueBytes {
@@ -101,7 +105,7 @@ final class RecordPipeline: Sendable {
         }
         let extraRR = measurement.rrIntervalTicks.count - limits.maxRRPerRecord
         if extraRR > 0 { measurement.rrIntervalTicks.removeFirst(extraRR) }
-        let time = arrived ?? WallClock.now()
+        let time = arrival ?? WallClock.now()
         state.withLock { s in
             let record = s.devices[deviceID, default: Device()].withRecord { device in
                 if extraRR > 0 { device.counters.rrDropped += extraRR }
@@ -181,6 +185,13 @@ final class RecordPipeline: Sendable {
     /// The link dropped: HRV must not form differences across the hole.
     func disconnected(deviceID: String) {
         state.withLock { $0.hrv.disconnected(deviceID: deviceID) }
+    }
+
+    /// When `tick` next has something to do (seconds since the Unix epoch): a strap that
+    /// stopped feeding RR has a report due, or is to be forgotten. Straps that keep
+    /// notifying emit their reports as they notify.
+    var nextTick: Double? {
+        state.withLock { s in s.hrv.nextTick(quietAfter: s.hrv.configuration.emitEvery) }
     }
 
     /// Keeps HRV windows sliding for straps that went quiet.

@@ -354,7 +354,7 @@ final class StrapLink: Sendable {
             // NotSupported, NotPermitted, InProgress (a StartNotify session of ours), Failed:
             // fall back to StartNotify.
         }
-        context.routes.add(c.path) { bytes, arrived in pipeline.heartRate(deviceID: id, bytes: bytes, arrived: arrived) }
+        context.routes.add(c.path) { bytes, arrival in pipeline.heartRate(deviceID: id, bytes: bytes, arrival: arrival) }
         do {
             try await BlueZCharacteristic(context.connection, c.path).startNotify()
         } catch {

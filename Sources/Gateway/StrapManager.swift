@@ -38,16 +38,21 @@ public final class StrapManager: Sendable {
         self.mirror = mirror
         let reader = try NotifySocketReader(gather: configuration.notifyGather)
         let emitter = EventFanOut()
-        let pipeline = RecordPipeline(sink: sink, hrv: configuration.hrv, limits: configuration.notificationLimits,
-                                      emit: { emitter.emit($0) })
+        // Every link event (a link found, connecting, lost, a refusal, a probe) is a
+        // change the housekeeping may have to act on or log.
+        let doorbell = Doorbell()
+        let emit: @Sendable (LinkEvent) -> Void = { emitter.emit($0); doorbell.ring() }
+        let pipeline = RecordPipeline(sink: sink, hrv: configuration.hrv, limits: configuration.notificationLimits, emit: emit)
         self.fanOut = emitter
-        let scheduler = LinkScheduler(mirror: mirror, configuration: configuration, emit: { emitter.emit($0) })
+        self.doorbell = doorbell
+        let scheduler = LinkScheduler(mirror: mirror, configuration: configuration, emit: emit)
         context = LinkContext(connection: connection, mirror: mirror, reader: reader, routes: NotifyRoutes(),
                               pipeline: pipeline, configuration: configuration, adapters: AdapterRegistry(), scheduler: scheduler,
-                              emit: { emitter.emit($0) })
+                              emit: emit)
     }
 
     private let fanOut: EventFanOut
+    private let doorbell: Doorbell
     private let recoveries = Mutex<[String: Int]>([:])
 
     /// Stall recoveries (power-cycles and HCI resets) per adapter name since start.
@@ -130,6 +135,7 @@ public final class StrapManager: Sendable {
     /// phones and beacons each get a few lookups by address and nothing more (no plan,
     /// no walk over the other devices).
     private func handle(_ event: BlueZEvent, arrived: UTCTimestamp?) async {
+        if Self.concernsHousekeeping(event) { doorbell.ring() }
         switch event {
         case .adapterAdded(let a):
             if adapterAllowed(a) { adopt(a) }
@@ -181,6 +187,16 @@ public final class StrapManager: Sendable {
             for device in mirror.devices { consider(device) }
         case .gattObjectAdded, .gattObjectRemoved, .gattObjectChanged:
             break
+        }
+    }
+
+    /// Whether the housekeeping should look at once rather than at its next deadline:
+    /// anything but an advertisement's RSSI or data and the GATT tree.
+    static func concernsHousekeeping(_ event: BlueZEvent) -> Bool {
+        switch event {
+        case .deviceChanged(_, let changed): !changed.isSubset(of: advertisementProperties)
+        case .gattObjectAdded, .gattObjectRemoved, .gattObjectChanged: false
+        default: true
         }
     }
 
@@ -265,13 +281,30 @@ public final class StrapManager: Sendable {
 
     // MARK: Housekeeping
 
-    /// Once a second: HRV windows of quiet straps keep sliding, links are planned again
-    /// (probes, devices heard anew), each adapter scans while it has something to find or
-    /// straps are followed by their advertisements, stalls are judged, and each strap's
-    /// change of state is told once.
+    /// The longest the housekeeping sleeps while every link streams and no HRV report is
+    /// due: nothing else is due then, so this only bounds what a missed ring could cost.
+    static let steadySleep = 60.0
+
+    /// Once a second while any link is not streaming: HRV windows of quiet straps keep
+    /// sliding, links are planned again (probes, devices heard anew), each adapter scans
+    /// while it has something to find or straps are followed by their advertisements,
+    /// stalls are judged, and each strap's change of state is told once.
+    ///
+    /// While every link streams none of that is due (nobody waits for a link, so no plan,
+    /// probe or stall; straps that notify emit their own HRV reports), and a wake-up a
+    /// second was most of what an idle gateway cost: it then sleeps until the next HRV
+    /// report of a strap gone quiet, and a link event or a change on the bus (`doorbell`)
+    /// wakes it at once.
     private func housekeeping() async {
+        var steady = false
         while !Task.isCancelled {
-            try? await Task.sleep(for: .seconds(1))
+            if steady {
+                let wait = context.pipeline.nextTick.map { $0 - WallClock.nowSeconds() } ?? Self.steadySleep
+                // A little past the deadline, so that the tick finds it due.
+                await doorbell.sleep(for: .milliseconds(Int64((min(max(wait, 0), Self.steadySleep) + 0.02) * 1000)))
+            } else {
+                try? await Task.sleep(for: .seconds(1))
+            }
             if Task.isCancelled { return }
             context.pipeline.tick()
             context.scheduler.replan()
@@ -291,6 +324,7 @@ public final class StrapManager: Sendable {
                     recoveries.withLock { $0[name] = total }
                 }
             }
+            steady = statuses.allSatisfy { $0.state == .streaming }
         }
     }
 

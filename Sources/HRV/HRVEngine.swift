@@ -12,6 +12,8 @@ public struct HRVEngine: Sendable {
     private struct Device: Sendable {
         var stream: RRStream
         var nextEmission: Double
+        /// When `ingest` last fed it (seconds since the Unix epoch).
+        var lastIngest: Double
         var context: HRVContext = .unknown
     }
 
@@ -33,10 +35,11 @@ public struct HRVEngine: Sendable {
             func feed(_ d: inout Device) -> Bool {
                 d.stream.append(rrMilliseconds, receivedAt: receivedAt,
                                 jitterAllowance: c.gapJitterAllowance, driftFactor: c.gapDriftFactor)
+                d.lastIngest = max(d.lastIngest, receivedAt)
                 return receivedAt >= d.nextEmission
             }
             return feed(&devices[deviceID, default: Device(stream: RRStream(rule: c.artifactRule, retention: retention),
-                                                           nextEmission: receivedAt + c.emitEvery)])
+                                                           nextEmission: receivedAt + c.emitEvery, lastIngest: receivedAt)])
         }()
         return due ? emitIfDue(deviceID, now: receivedAt) : nil
     }
@@ -72,6 +75,25 @@ public struct HRVEngine: Sendable {
             if let r = emitIfDue(id, now: now) { reports.append(r) }
         }
         return reports
+    }
+
+    /// The earliest time at which `tick` has something to do for a device that went
+    /// quiet: a report due for one that has not been fed for `quietAfter` seconds, or a
+    /// device to forget. Nil when no device is followed.
+    ///
+    /// A device that keeps being fed gets its reports from `ingest`, so a caller that
+    /// sleeps until this time (rather than ticking every second) wakes about once per
+    /// `quietAfter` while every strap streams, and the first report of a strap that fell
+    /// silent comes at most `quietAfter` late.
+    public func nextTick(quietAfter: Double) -> Double? {
+        let longest = max(configuration.rmssdWindow, configuration.sdnnWindow)
+        var earliest: Double?
+        for d in devices.values {
+            var due = max(d.nextEmission, d.lastIngest + quietAfter)
+            if let last = d.stream.lastBeatTimeOrClassified { due = min(due, last + longest) }
+            earliest = min(earliest ?? due, due)
+        }
+        return earliest
     }
 
     /// End time of the newest beat of `deviceID` on the engine's time line.
