@@ -3,7 +3,7 @@
 #define BLEGATE_CLINUX_SHIM_H
 
 // Linux system calls that Swift's Glibc module does not export or cannot call directly
-// (eventfd, epoll's packed event struct, recvmmsg, posix_spawn's closefrom), kept apart
+// (eventfd, epoll's packed event struct, recvmmsg with its control messages, posix_spawn's closefrom), kept apart
 // from the libdbus shim as swift-nio keeps CNIOLinux apart.
 
 #include <string.h>
@@ -38,19 +38,32 @@ static inline int clinux_epoll_wait(int ep, unsigned long long *keys, unsigned i
 }
 
 #include <sys/socket.h>
+#include <time.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
 /// recvmmsg(2)'s `struct mmsghdr`, which glibc declares only under _GNU_SOURCE.
 struct clinux_mmsghdr { struct msghdr msg_hdr; unsigned int msg_len; };
 enum { CLINUX_RECV_BATCH_MAX = 32 };
+
+/// Asks the kernel to stamp every datagram `fd` receives with the wall-clock time it was
+/// queued (SO_TIMESTAMPNS), which `clinux_recv_batch` then reports. Returns 0 or -1.
+static inline int clinux_enable_arrival_stamps(int fd) {
+    int on = 1;
+    return setsockopt(fd, SOL_SOCKET, SO_TIMESTAMPNS, &on, sizeof(on));
+}
+
 /// Up to `max` (at most 32) datagrams from `fd` in one system call, without blocking:
-/// datagram i lands at `buffer + i * slot` and its length in `lengths[i]`. Returns how
-/// many were read, or -1 with errno (EAGAIN: none queued). At end of stream the kernel
-/// reports zero-length datagrams.
-static inline int clinux_recv_batch(int fd, unsigned char *buffer, int slot, int max, int *lengths) {
+/// datagram i lands at `buffer + i * slot` and its length in `lengths[i]`; with `arrivals`,
+/// its kernel arrival time (CLOCK_REALTIME, ns since the epoch) in `arrivals[i]`, or 0 when
+/// the socket carries none (see `clinux_enable_arrival_stamps`). Returns how many were
+/// read, or -1 with errno (EAGAIN: none queued). At end of stream the kernel reports
+/// zero-length datagrams.
+static inline int clinux_recv_batch(int fd, unsigned char *buffer, int slot, int max, int *lengths, long long *arrivals) {
     struct clinux_mmsghdr msgs[CLINUX_RECV_BATCH_MAX];
     struct iovec iov[CLINUX_RECV_BATCH_MAX];
+    // Room for one SCM_TIMESTAMPNS message per datagram, aligned as cmsg(3) requires.
+    union { char bytes[CMSG_SPACE(sizeof(struct timespec))]; struct cmsghdr align; } control[CLINUX_RECV_BATCH_MAX];
     if (max > CLINUX_RECV_BATCH_MAX) max = CLINUX_RECV_BATCH_MAX;
     memset(msgs, 0, sizeof(msgs[0]) * (size_t)max);
     for (int i = 0; i < max; i++) {
@@ -58,9 +71,24 @@ static inline int clinux_recv_batch(int fd, unsigned char *buffer, int slot, int
         iov[i].iov_len = (size_t)slot;
         msgs[i].msg_hdr.msg_iov = &iov[i];
         msgs[i].msg_hdr.msg_iovlen = 1;
+        if (arrivals) {
+            msgs[i].msg_hdr.msg_control = control[i].bytes;
+            msgs[i].msg_hdr.msg_controllen = sizeof(control[i].bytes);
+        }
     }
     int n = (int)syscall(SYS_recvmmsg, fd, msgs, (unsigned int)max, MSG_DONTWAIT, (void *)0);
-    for (int i = 0; i < n; i++) lengths[i] = (int)msgs[i].msg_len;
+    for (int i = 0; i < n; i++) {
+        lengths[i] = (int)msgs[i].msg_len;
+        if (!arrivals) continue;
+        arrivals[i] = 0;
+        for (struct cmsghdr *c = CMSG_FIRSTHDR(&msgs[i].msg_hdr); c; c = CMSG_NXTHDR(&msgs[i].msg_hdr, c)) {
+            if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_TIMESTAMPNS) {
+                struct timespec t;
+                memcpy(&t, CMSG_DATA(c), sizeof(t));
+                arrivals[i] = (long long)t.tv_sec * 1000000000LL + t.tv_nsec;
+            }
+        }
+    }
     return n;
 }
 

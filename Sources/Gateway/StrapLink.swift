@@ -5,6 +5,7 @@ import NotifySocket
 import GATT
 import LinkPolicy
 import Synchronization
+import WearMetrics
 
 /// One followed strap: connects it, subscribes, streams, and after any loss starts over
 /// with a pace that depends on what went wrong.
@@ -372,8 +373,10 @@ final class StrapLink: Sendable {
         }
         let signals = self.signals
         let path = c.path
-        guard let registration = context.reader.add(fd, onData: { bytes in
-            pipeline.heartRate(deviceID: id, bytes: bytes)
+        // Stamped with the kernel's arrival time: the reader may hand a datagram over up
+        // to its gathering window later.
+        guard let registration = context.reader.add(fd, onArrival: { bytes, arrival in
+            pipeline.heartRate(deviceID: id, bytes: bytes, arrival: UTCTimestamp(millisecondsSince1970: arrival / 1_000_000))
         }, onHangup: {
             signals.post(.hangup(characteristic: path))
         }) else { throw LinkLost(reason: "notify reader stopped") }

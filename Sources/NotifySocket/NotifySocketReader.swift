@@ -14,6 +14,9 @@ import Glibc
 /// A socket that hangs up (link lost, bluetoothd restarted, the characteristic released)
 /// is closed here and reported once through `onHangup`, after every datagram still queued
 /// on it has been delivered.
+///
+/// Every datagram comes with the time the kernel queued it (SO_TIMESTAMPNS), so a reader
+/// that lets datagrams gather before it reads them still knows when each arrived.
 public final class NotifySocketReader: Sendable {
     /// Identifies one added socket.
     public struct Registration: Sendable, Hashable {
@@ -22,7 +25,7 @@ public final class NotifySocketReader: Sendable {
 
     struct Entry {
         let fd: Int32
-        let onData: @Sendable (UnsafeRawBufferPointer) -> Void
+        let onData: @Sendable (UnsafeRawBufferPointer, _ arrival: Int64) -> Void
         let onHangup: @Sendable () -> Void
     }
 
@@ -106,7 +109,19 @@ public final class NotifySocketReader: Sendable {
     public func add(_ descriptor: DBusFileDescriptor,
                     onData: @escaping @Sendable (UnsafeRawBufferPointer) -> Void,
                     onHangup: @escaping @Sendable () -> Void) -> Registration? {
+        add(descriptor, onArrival: { bytes, _ in onData(bytes) }, onHangup: onHangup)
+    }
+
+    /// As `add(_:onData:onHangup:)`, with each datagram's arrival: nanoseconds since the
+    /// Unix epoch (CLOCK_REALTIME) at which the kernel queued it on the socket, which is
+    /// when bluetoothd handed the notification over, however long the datagram then
+    /// waited for this reader. Where the kernel gives no stamp, the time it was read.
+    public func add(_ descriptor: DBusFileDescriptor,
+                    onArrival: @escaping @Sendable (UnsafeRawBufferPointer, _ arrival: Int64) -> Void,
+                    onHangup: @escaping @Sendable () -> Void) -> Registration? {
         guard let fd = descriptor.take() else { return nil }
+        _ = clinux_enable_arrival_stamps(fd)
+        let onData = onArrival
         let id: UInt64? = shared.withLock { s in
             guard !s.stopped else { return nil }
             let id = s.nextID
@@ -164,6 +179,12 @@ public final class NotifySocketReader: Sendable {
         return poll(&p2, 1, 0) >= 0 && (p2.revents & (Int16(POLLHUP | POLLERR) | 0x2000)) != 0
     }
 
+    private static func realtimeNanoseconds() -> Int64 {
+        var t = timespec()
+        clock_gettime(CLOCK_REALTIME, &t)
+        return Int64(t.tv_sec) * 1_000_000_000 + Int64(t.tv_nsec)
+    }
+
     private static func monotonicNanoseconds() -> Int64 {
         var t = timespec()
         clock_gettime(CLOCK_MONOTONIC, &t)
@@ -181,16 +202,17 @@ public final class NotifySocketReader: Sendable {
     /// empty notification (a malformed payload, still counted). Returns the datagrams
     /// delivered and whether the socket reached its end.
     private func drain(_ entry: Entry, untilEmpty: Bool, zeroEnds: Bool, buffer: UnsafeMutablePointer<UInt8>,
-                       lengths: UnsafeMutablePointer<Int32>) -> (delivered: Int, closed: Bool) {
+                       lengths: UnsafeMutablePointer<Int32>, arrivals: UnsafeMutablePointer<Int64>) -> (delivered: Int, closed: Bool) {
         let batch = Self.batch, slot = Self.slot
         var delivered = 0
         while true {
-            let got = Int(clinux_recv_batch(entry.fd, buffer, Int32(slot), Int32(batch), lengths))
+            let got = Int(clinux_recv_batch(entry.fd, buffer, Int32(slot), Int32(batch), lengths, arrivals))
             if got > 0 {
                 for j in 0..<got {
                     let length = Int(lengths[j])
                     if length == 0 && (zeroEnds || Self.hungUp(entry.fd)) { return (delivered, true) }
-                    entry.onData(UnsafeRawBufferPointer(start: buffer + j * slot, count: length))
+                    let arrival = arrivals[j] != 0 ? arrivals[j] : Self.realtimeNanoseconds()
+                    entry.onData(UnsafeRawBufferPointer(start: buffer + j * slot, count: length), arrival)
                     delivered += 1
                 }
                 // A short batch emptied the queue; the read that would only answer
@@ -198,7 +220,7 @@ public final class NotifySocketReader: Sendable {
                 if got < batch && !untilEmpty { return (delivered, false) }
             } else if got == 0 {
                 if zeroEnds || Self.hungUp(entry.fd) { return (delivered, true) }
-                entry.onData(UnsafeRawBufferPointer(start: nil, count: 0))
+                entry.onData(UnsafeRawBufferPointer(start: nil, count: 0), Self.realtimeNanoseconds())
                 delivered += 1
             } else {
                 if errno == EINTR { continue }
@@ -213,6 +235,7 @@ public final class NotifySocketReader: Sendable {
         var events = [UInt32](repeating: 0, count: 64)
         let buffer = UnsafeMutablePointer<UInt8>.allocate(capacity: Self.batch * Self.slot)
         let lengths = UnsafeMutablePointer<Int32>.allocate(capacity: Self.batch)
+        let arrivals = UnsafeMutablePointer<Int64>.allocate(capacity: Self.batch)
         defer {
             // A reader that ends (stopped, or epoll failing) still answers every removal
             // waiting on it.
@@ -229,6 +252,7 @@ public final class NotifySocketReader: Sendable {
             }
             buffer.deallocate()
             lengths.deallocate()
+            arrivals.deallocate()
             for e in entries.values { Glibc.close(e.fd) }
             Glibc.close(epollFD)
             Glibc.close(wakeFD)
@@ -278,14 +302,14 @@ public final class NotifySocketReader: Sendable {
                         case .remove(let id, let done):
                             if let entry = entries.removeValue(forKey: id) {
                                 _ = clinux_epoll_del(epollFD, entry.fd)
-                                let first = drain(entry, untilEmpty: true, zeroEnds: false, buffer: buffer, lengths: lengths)
+                                let first = drain(entry, untilEmpty: true, zeroEnds: false, buffer: buffer, lengths: lengths, arrivals: arrivals)
                                 var n = first.delivered
                                 if !first.closed {
                                     // Shut for reading: from here a send on the other side fails,
                                     // so the last read takes whatever came in between. (After
                                     // this, a zero-length read is the end.)
                                     _ = Glibc.shutdown(entry.fd, Int32(SHUT_RD))
-                                    n += drain(entry, untilEmpty: true, zeroEnds: true, buffer: buffer, lengths: lengths).delivered
+                                    n += drain(entry, untilEmpty: true, zeroEnds: true, buffer: buffer, lengths: lengths, arrivals: arrivals).delivered
                                 }
                                 delivered += n
                                 Glibc.close(entry.fd)
@@ -299,7 +323,7 @@ public final class NotifySocketReader: Sendable {
                 // Drain what is queued before looking at a hang-up: datagrams sent
                 // before the link dropped are still notifications.
                 let hangup = (events[i] & CLINUX_EPOLL_HANGUP) != 0
-                let (fromSocket, closed) = drain(entry, untilEmpty: hangup, zeroEnds: hangup, buffer: buffer, lengths: lengths)
+                let (fromSocket, closed) = drain(entry, untilEmpty: hangup, zeroEnds: hangup, buffer: buffer, lengths: lengths, arrivals: arrivals)
                 delivered += fromSocket
                 mostFromOneSocket = max(mostFromOneSocket, fromSocket)
                 // Drained to EAGAIN with a hang-up flagged: nothing more will come.
