@@ -91,7 +91,20 @@ final class ClassKeeper: Sendable {
 
     // MARK: The loop
 
-    /// Once a second: the timetable, idle open-gym sessions, workouts due.
+    /// Seconds until `tick` next has work: a second while a timetable, a running class or
+    /// ended classes (their workouts and corrections) are followed; with only open gym,
+    /// until the first session falls idle; with nothing open, `idleCloseMs` (a record heard
+    /// meanwhile opens a session that falls idle that long after it at the earliest).
+    func nextTick() -> Double {
+        let now = Self.nowMs()
+        return book.withLock { b in
+            if !settings.schedule.isEmpty || b.current != nil || !b.finished.isEmpty { return 1 }
+            let idle = b.openGym.values.map(\.lastMs).min().map { $0 + settings.idleCloseMs - now } ?? settings.idleCloseMs
+            return Double(max(0, min(idle, settings.idleCloseMs))) / 1000
+        }
+    }
+
+    /// The timetable, idle open-gym sessions, workouts due (see `nextTick`).
     func tick() async {
         let now = Self.nowMs()
         let (ended, current, started) = book.withLock { b in

@@ -186,7 +186,6 @@ public final class GatewayRuntime: Sendable {
             services.append(.init(service: service, successTerminationBehavior: .gracefullyShutdownGroup,
                                   failureTerminationBehavior: .gracefullyShutdownGroup, serviceName: name))
         }
-        add(PeriodicTask("state", every: .seconds(10), body: { await self.saveState() }, finally: { await self.saveState() }), "state")
         if let sync { add(sync, "sync") }
         add(status, "status")
         add(PeriodicTask("retention", every: .seconds(3600), immediately: true, body: {
@@ -211,14 +210,23 @@ public final class GatewayRuntime: Sendable {
                 errors.add(.storage, "cannot update the device registry", detail: "\(error)")
             }
         }
-        add(PeriodicTask("devices", every: .seconds(5), body: writeFacts, finally: writeFacts), "devices")
         let watch = CacheWriteWatch(cache: cache, errors: errors, logger: logger)
-        add(PeriodicTask("cache-health", every: .seconds(2), body: { watch.check() }), "cache-health")
         add(bluetooth, "bluetooth")
         let classes = self.classes
-        add(PeriodicTask("classes", every: .seconds(1), immediately: true, body: { await classes.tick() },
-                         finally: { await classes.saveIfChanged() }), "classes")
-        add(PeriodicTask("classes-state", every: .seconds(5), body: { await classes.saveIfChanged() }), "classes-state")
+        // First in the group, so stopped last: the final saves (classes, registry, state)
+        // see everything the other services did up to their end. `memory` hands freed heap
+        // pages back once a minute, so the resident size follows what is in use and does
+        // not creep (MallocTuning in ProcessTuning).
+        add(ChoreWheel([
+            .init("classes", every: 1, immediately: true, body: { await classes.tick() },
+                  finally: { await classes.saveIfChanged() }, next: { classes.nextTick() }),
+            .init("cache-health", every: 2, body: { watch.check() }),
+            .init("devices", every: 5, body: writeFacts, finally: writeFacts),
+            .init("classes-state", every: 5, body: { await classes.saveIfChanged() }),
+            .init("state", every: 10, body: { await self.saveState() }, finally: { await self.saveState() }),
+            .init("memory", every: 60, body: { MallocTuning.trim() }),
+        ]), "chores")
+        services.insert(services.removeLast(), at: 0)
         if let wall {
             add(wall.service, "wall")
             add(wall.directory, "wall-directory")
@@ -231,9 +239,6 @@ public final class GatewayRuntime: Sendable {
                 Watchdog.Probe(name: "D-Bus dispatcher") { within in await bluetooth.answers(within: within) },
             ], logger: logger), "watchdog")
         }
-        // Hands freed heap pages back once a minute, so the resident size follows what is
-        // in use and does not creep (MallocTuning in ProcessTuning).
-        add(PeriodicTask("memory", every: .seconds(60), body: { MallocTuning.trim() }), "memory")
 
         var groupLogger = logger
         groupLogger.logLevel = max(logger.logLevel, .notice)
