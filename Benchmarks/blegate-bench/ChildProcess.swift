@@ -49,20 +49,38 @@ struct ChildProcess {
     /// Voluntary and involuntary context switches of all its threads now
     /// (/proc/PID/task/*/status). A voluntary switch is a thread going to sleep: each is
     /// followed by one wake-up.
-    func contextSwitches() -> (voluntary: Int, involuntary: Int) {
-        var voluntary = 0, involuntary = 0
-        guard let d = opendir("/proc/\(pid)/task") else { return (0, 0) }
+    /// Context switches per thread (by thread id) so far.
+    func contextSwitches() -> [Int: (voluntary: Int, involuntary: Int)] {
+        var out: [Int: (voluntary: Int, involuntary: Int)] = [:]
+        guard let d = opendir("/proc/\(pid)/task") else { return out }
         defer { closedir(d) }
         while let e = readdir(d) {
             let name = withUnsafeBytes(of: e.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
-            guard name.first?.isNumber == true, let text = readText("/proc/\(pid)/task/\(name)/status") else { continue }
+            guard let tid = Int(name), let text = readText("/proc/\(pid)/task/\(name)/status") else { continue }
+            var voluntary = 0, involuntary = 0
             for line in text.split(separator: "\n") {
                 if line.hasPrefix("voluntary_ctxt_switches:") {
-                    voluntary += Int(line.dropFirst("voluntary_ctxt_switches:".count).filter(\.isNumber)) ?? 0
+                    voluntary = Int(line.dropFirst("voluntary_ctxt_switches:".count).filter(\.isNumber)) ?? 0
                 } else if line.hasPrefix("nonvoluntary_ctxt_switches:") {
-                    involuntary += Int(line.dropFirst("nonvoluntary_ctxt_switches:".count).filter(\.isNumber)) ?? 0
+                    involuntary = Int(line.dropFirst("nonvoluntary_ctxt_switches:".count).filter(\.isNumber)) ?? 0
                 }
             }
+            out[tid] = (voluntary, involuntary)
+        }
+        return out
+    }
+
+    /// Switches between two `contextSwitches()` samples, thread by thread: a thread that
+    /// started meanwhile counts from zero. A thread that ended meanwhile (the Swift
+    /// runtime retires idle pool threads) is left out, with what it did in the window: a
+    /// sum over the threads alive at each sample would count its whole life against it.
+    static func contextSwitches(from before: [Int: (voluntary: Int, involuntary: Int)],
+                                to after: [Int: (voluntary: Int, involuntary: Int)]) -> (voluntary: Int, involuntary: Int) {
+        var voluntary = 0, involuntary = 0
+        for (tid, now) in after {
+            let then = before[tid] ?? (0, 0)
+            voluntary += now.voluntary - then.voluntary
+            involuntary += now.involuntary - then.involuntary
         }
         return (voluntary, involuntary)
     }

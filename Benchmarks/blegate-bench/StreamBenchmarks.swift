@@ -178,6 +178,7 @@ enum StreamBenchmarks {
         try await Task.sleep(for: .milliseconds(Int(seconds * 1000)))
         let cpu1 = try client.cpuSeconds()
         let cs1 = client.contextSwitches()
+        let switches = ChildProcess.contextSwitches(from: cs0, to: cs1)
         let t1 = monotonicMilliseconds()
 
         // Pause the straps, so that what the log holds is everything that will ever be sent.
@@ -230,7 +231,7 @@ enum StreamBenchmarks {
         let tally = PayloadLogTally(bytes: bytes, windowMilliseconds: t0..<t1)
         unlink(log)
         return Outcome(scenario: s, window: (t1 - t0) / 1000, sentInWindow: tally.inWindow, cpuInWindow: cpu1 - cpu0,
-                       voluntary: cs1.voluntary - cs0.voluntary, involuntary: cs1.involuntary - cs0.involuntary,
+                       voluntary: switches.voluntary, involuntary: switches.involuntary,
                        peakRSS: peak, rssAnon: anon, rssFile: file, sent: tally.total, received: received,
                        droppedAtSocket: Int(dropped))
     }
