@@ -41,7 +41,10 @@ let package = Package(
         .systemLibrary(name: "CLinux"),
         // <sys/timex.h> (adjtimex) for the doctor's clock check; header-only like CBluetooth.
         .systemLibrary(name: "CTimex"),
-        .target(name: "DBus", dependencies: ["CDBus", "CLinux"]),
+        // Clocks, Duration in seconds and milliseconds, exponential backoff and the seeded
+        // generator: the one copy of each, below every other Swift target.
+        .target(name: "Timing"),
+        .target(name: "DBus", dependencies: ["CDBus", "CLinux", "Timing"]),
         .target(name: "HCI", dependencies: ["CBluetooth"]),
         // The AcquireNotify sockets of every strap, read on one epoll thread.
         .target(name: "NotifySocket", dependencies: ["CLinux", "DBus"]),
@@ -52,23 +55,23 @@ let package = Package(
         .target(name: "GATT", dependencies: ["JSON"]),
         .target(name: "HRV"),
         // The Synheart WearMetrics record: fields, validation, JSON.
-        .target(name: "WearMetrics", dependencies: ["JSON"]),
+        .target(name: "WearMetrics", dependencies: ["JSON", "Timing"]),
         // Decoded characteristics and HRV reports → WearMetrics records.
         .target(name: "Normalization", dependencies: ["GATT", "HRV", "WearMetrics"]),
-        .target(name: "Simulator", dependencies: ["DBus"]),
+        .target(name: "Simulator", dependencies: ["DBus", "Timing"]),
         // Outside text (device names, backend messages) made safe to print.
         .target(name: "PrintableText"),
         .target(name: "BlueZ", dependencies: ["DBus", "PrintableText"]),
         // The cache-to-sync contract, so neither side depends on the other.
         .target(name: "Outbox", dependencies: ["WearMetrics"]),
         // Reconnect pacing, slots and device selection: pure policy, no bus.
-        .target(name: "LinkPolicy"),
+        .target(name: "LinkPolicy", dependencies: ["Timing"]),
         // Malloc arenas and trimming for the long-running processes.
         .target(name: "ProcessTuning"),
         // The BlueZ client that keeps straps connected (stream, run).
         .target(
             name: "Gateway",
-            dependencies: ["DBus", "NotifySocket", "BlueZ", "GATT", "HRV", "WearMetrics", "Normalization", "LinkPolicy"]
+            dependencies: ["DBus", "NotifySocket", "BlueZ", "GATT", "HRV", "WearMetrics", "Normalization", "LinkPolicy", "Timing"]
         ),
         // `blegate doctor`'s checks (bluetoothd and its D-Bus policy, adapters, rfkill,
         // main.conf, Raspberry Pi radio, backend, clock, disk) and the report they make.
@@ -82,12 +85,12 @@ let package = Package(
             ]
         ),
         // The gateway's TOML configuration, validated into a typed tree.
-        .target(name: "Config", dependencies: ["Classes", .product(name: "TOMLKit", package: "TOMLKit")]),
+        .target(name: "Config", dependencies: ["Classes", "Timing", .product(name: "TOMLKit", package: "TOMLKit")]),
         // Durable record cache (SQLite): the outbox the sync engine drains, and the device registry.
         .target(
             name: "Cache",
             dependencies: [
-                "WearMetrics", "Outbox", "JSON",
+                "WearMetrics", "Outbox", "JSON", "Timing",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Crypto", package: "swift-crypto"),
             ]
@@ -96,7 +99,7 @@ let package = Package(
         .target(
             name: "Sync",
             dependencies: [
-                "Outbox", "WearMetrics", "JSON", "PrintableText",
+                "Outbox", "WearMetrics", "JSON", "PrintableText", "Timing",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -110,7 +113,7 @@ let package = Package(
         .target(
             name: "TestBackend",
             dependencies: [
-                "Outbox", "WearMetrics",
+                "Outbox", "WearMetrics", "Timing",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -128,7 +131,7 @@ let package = Package(
         .target(
             name: "Wall",
             dependencies: [
-                "Effort", "WearMetrics",
+                "Effort", "WearMetrics", "Timing",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -140,7 +143,7 @@ let package = Package(
         .target(
             name: "GatewayService",
             dependencies: [
-                "Gateway", "Cache", "Config", "Sync", "DBus", "HCI", "LinkPolicy", "HRV", "WearMetrics", "ProcessTuning", "Wall", "Effort", "Classes", "Outbox", "Workouts", "PrintableText", "JSON",
+                "Gateway", "Cache", "Config", "Sync", "DBus", "HCI", "LinkPolicy", "HRV", "WearMetrics", "ProcessTuning", "Wall", "Effort", "Classes", "Outbox", "Workouts", "PrintableText", "JSON", "Timing",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
@@ -197,7 +200,7 @@ let package = Package(
             name: "blegate",
             dependencies: [
                 "LinkCommands", "DBus", "GATT", "HRV", "JSON", "WearMetrics", "Simulator", "BlueZ", "Gateway", "LinkPolicy",
-                "Doctor", "Config", "Cache", "GatewayService", "Sync", "ProcessTuning", "Classes", "Workouts",
+                "Doctor", "Config", "Cache", "GatewayService", "Sync", "ProcessTuning", "Classes", "Workouts", "Timing",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -206,7 +209,7 @@ let package = Package(
             name: "blegate-bench",
             dependencies: [
                 "DBus", "Simulator", "GATT", "HRV", "WearMetrics", "Normalization", "Cache", "Outbox", "Sync", "TestBackend",
-                "GatewayService", "Gateway", "Config",
+                "GatewayService", "Gateway", "Config", "Timing",
                 .product(name: "Logging", package: "swift-log"),
             ],
             path: "Benchmarks/blegate-bench"
@@ -222,13 +225,12 @@ let package = Package(
         .testTarget(name: "DBusTests", dependencies: ["DBus"]),
         .testTarget(name: "NotifySocketTests", dependencies: ["NotifySocket", "DBus"]),
         .testTarget(name: "HCITests", dependencies: ["HCI"]),
-        .testTarget(name: "GATTTests", dependencies: ["GATT", "JSON"]),
-        // LinkPolicy for its seeded generator (JitterSource), which the property tests use.
-        .testTarget(name: "HRVTests", dependencies: ["HRV", "LinkPolicy"], resources: [.copy("Fixtures")]),
+        .testTarget(name: "GATTTests", dependencies: ["GATT", "JSON", "Timing"]),
+        .testTarget(name: "HRVTests", dependencies: ["HRV", "Timing"], resources: [.copy("Fixtures")]),
         .testTarget(name: "WearMetricsTests", dependencies: ["WearMetrics", "Normalization", "GATT", "HRV"]),
-        .testTarget(name: "SimulatorTests", dependencies: ["Simulator", "DBus", "BlegateTestSupport"]),
+        .testTarget(name: "SimulatorTests", dependencies: ["Simulator", "DBus", "BlegateTestSupport", "Timing"]),
         .testTarget(name: "BlueZTests", dependencies: ["BlueZ", "Simulator", "DBus", "BlegateTestSupport"]),
-        .testTarget(name: "LinkPolicyTests", dependencies: ["LinkPolicy"]),
+        .testTarget(name: "LinkPolicyTests", dependencies: ["LinkPolicy", "Timing"]),
         .testTarget(name: "LinkCommandsTests", dependencies: ["LinkCommands"]),
         .testTarget(
             name: "GatewayTests",
@@ -270,7 +272,7 @@ let package = Package(
             ],
             exclude: ["staff_browser.py"]
         ),
-                .testTarget(name: "SyncTests", dependencies: ["Sync", "TestBackend", "Outbox", "WearMetrics", "Cache"]),
+                .testTarget(name: "SyncTests", dependencies: ["Sync", "TestBackend", "Outbox", "WearMetrics", "Cache", "Timing", "BlegateTestSupport"]),
         // `blegate run`, `status`, `pair` as processes against the simulator and the loopback backend.
         .testTarget(
             name: "RunTests",

@@ -4,6 +4,7 @@ import Foundation
 import GATT
 import Normalization
 import WearMetrics
+import Timing
 
 /// `blegate-bench cache`: cache insert rate (records/s, clear and AES-256-GCM), the
 /// caller's cost per `append`, and notification→committed latency p50/p99 at a steady
@@ -96,13 +97,13 @@ enum CacheBenchmarks {
         }
         // Pace in 10 ms ticks, like notifications spread over 60 straps.
         let start: Int64 = 1_767_238_262_000
-        let t0 = RecordCache.monotonicNanoseconds()
+        let t0 = MonotonicClock.nanoseconds()
         var sent = 0
         while sent < total {
-            let due = Int(Double(RecordCache.monotonicNanoseconds() - t0) / 1e9 * Double(rate)) + 1
+            let due = Int(Double(MonotonicClock.nanoseconds() - t0) / 1e9 * Double(rate)) + 1
             while sent < min(due, total) {
                 let r = record(device: sent % 60, second: sent / 60, start: start)
-                appendedAt[sent] = RecordCache.monotonicNanoseconds()
+                appendedAt[sent] = MonotonicClock.nanoseconds()
                 cache.append(r)
                 sent += 1
             }
@@ -132,7 +133,7 @@ enum CacheBenchmarks {
             key = Array(data.prefix(32))
         }
         let cache = try RecordCache(path: path, options: CacheOptions(encryptionKey: key))
-        let start = UTCTimestamp.benchNow.millisecondsSince1970 - Int64(seconds) * 1000
+        let start = UTCTimestamp.now.millisecondsSince1970 - Int64(seconds) * 1000
         let clock = ContinuousClock()
         let elapsed = try await clock.measure {
             for s in 0..<seconds {
@@ -177,10 +178,4 @@ final class LatencyLog: @unchecked Sendable {
     func sorted() -> [UInt64] { lock.lock(); defer { lock.unlock() }; return values.sorted() }
 }
 
-extension Duration {
-    var seconds: Double { Double(components.seconds) + Double(components.attoseconds) / 1e18 }
-}
 
-extension UTCTimestamp {
-    static var benchNow: UTCTimestamp { UTCTimestamp(secondsSince1970: Date().timeIntervalSince1970) }
-}

@@ -3,6 +3,7 @@ import DBus
 #if canImport(Glibc)
 import Glibc
 #endif
+import Timing
 
 /// Another program run as its own process, measured from outside: CPU with nanosecond
 /// resolution (the process's CPU-time clock; /proc/PID/stat counts 10 ms ticks, too
@@ -88,9 +89,9 @@ struct ChildProcess {
     /// Waits until the process spends less than `threshold` s of CPU per `interval` s
     /// (it has drained what was queued for it), at most `timeout` s.
     func waitUntilIdle(threshold: Double = 0.002, interval: Double = 0.3, timeout: Double = 30) async throws {
-        let end = wallSeconds() + timeout
+        let end = MonotonicClock.seconds() + timeout
         var last = try cpuSeconds()
-        while wallSeconds() < end {
+        while MonotonicClock.seconds() < end {
             try await Task.sleep(for: .milliseconds(Int(interval * 1000)))
             let now = try cpuSeconds()
             if now - last < threshold { return }
@@ -103,12 +104,12 @@ struct ChildProcess {
     @discardableResult
     func stop(_ signal: Int32 = SIGINT, timeout: Double = 60) async -> Int32 {
         kill(pid, signal)
-        let end = wallSeconds() + timeout
+        let end = MonotonicClock.seconds() + timeout
         var status: Int32 = 0
         while true {
             let r = waitpid(pid, &status, WNOHANG)
             if r == pid || r < 0 { return status }
-            if wallSeconds() > end {
+            if MonotonicClock.seconds() > end {
                 kill(pid, SIGKILL)
                 _ = waitpid(pid, &status, 0)
                 return status

@@ -2,6 +2,7 @@ import DBus
 import Synchronization
 #if canImport(Glibc)
 import Glibc
+import Timing
 #endif
 
 /// `blegate-bench dbus [--rate R] [--count N]`: one process emits PropertiesChanged
@@ -44,7 +45,7 @@ enum DBusBenchmarks {
             for await signal in stream {
                 if received == 0 {
                     startCPU = cpuSeconds()
-                    startWall = wallSeconds()
+                    startWall = MonotonicClock.seconds()
                 }
                 // Touch the payload as a consumer would.
                 guard signal.body.count == 3, let props = signal.body[1].stringKeyedValue, let value = props["Value"]?.bytesValue,
@@ -74,7 +75,7 @@ enum DBusBenchmarks {
         watchdog.cancel()
         _ = await watchdog.value
         let cpu = cpuSeconds() - startCPU
-        let wall = wallSeconds() - startWall
+        let wall = MonotonicClock.seconds() - startWall
         let label = rate == 0 ? "saturation" : "\(rate)/s offered"
         let perSecond = Double(received) / max(wall, 1e-9)
         let cpuPerSignal = cpu / Double(max(received, 1)) * 1e6
@@ -97,14 +98,14 @@ enum DBusBenchmarks {
             let finished = state.withLock { st -> Bool in
                 if st.received == 0 {
                     st.startCPU = cpuSeconds()
-                    st.startWall = wallSeconds()
+                    st.startWall = MonotonicClock.seconds()
                 }
                 if seq <= st.lastSeq { st.outOfOrder += 1 }
                 st.lastSeq = seq
                 st.received += 1
                 if st.received == count {
                     st.endCPU = cpuSeconds()
-                    st.endWall = wallSeconds()
+                    st.endWall = MonotonicClock.seconds()
                     return true
                 }
                 return false
@@ -148,7 +149,7 @@ enum DBusBenchmarks {
         connection.unsubscribe(subscription)
         let st = state.withLock { $0 }
         let endCPU = st.endCPU > 0 ? st.endCPU : cpuSeconds()
-        let endWall = st.endWall > 0 ? st.endWall : wallSeconds()
+        let endWall = st.endWall > 0 ? st.endWall : MonotonicClock.seconds()
         let label = rate == 0 ? "saturation" : "\(rate)/s offered"
         report("dbus receive, \(raw ? "raw handler" : "handler") [\(label)]: \(st.received) of \(count) signals, lost \(count - st.received), out of order \(st.outOfOrder), "
             + "\(fixed(Double(st.received) / max(endWall - st.startWall, 1e-9), 0)) signals/s, "
@@ -181,10 +182,10 @@ enum DBusBenchmarks {
         ])])
         try await Task.sleep(for: .milliseconds(200))  // let the receiver's match rule settle
         let startCPU = cpuSeconds()
-        let start = wallSeconds()
+        let start = MonotonicClock.seconds()
         var sent = 0
         while sent < count {
-            let due = rate == 0 ? count : min(count, Int((wallSeconds() - start) * Double(rate)) + 1)
+            let due = rate == 0 ? count : min(count, Int((MonotonicClock.seconds() - start) * Double(rate)) + 1)
             while sent < due {
                 let payload: [UInt8] = [0x10, UInt8(60 + sent % 100), UInt8(truncatingIfNeeded: sent), UInt8(truncatingIfNeeded: sent >> 8), UInt8(truncatingIfNeeded: sent >> 16), 0x03]
                 server.setProperties(path, "org.bluez.GattCharacteristic1", [("Value", .bytes(payload))], force: true)
@@ -194,7 +195,7 @@ enum DBusBenchmarks {
             if rate != 0 { try await Task.sleep(for: .microseconds(500)) }
         }
         await connection.flush()  // counted: a signal is emitted once it is on the bus
-        let wall = wallSeconds() - start
+        let wall = MonotonicClock.seconds() - start
         let cpu = cpuSeconds() - startCPU
         report("dbus emit: \(sent) signals in \(fixed(wall, 2)) s, \(fixed(Double(sent) / wall, 0)) signals/s, CPU \(fixed(cpu / Double(sent) * 1e6, 2)) µs/signal (emitter process)")
         connection.close()
@@ -210,12 +211,6 @@ func cpuSeconds() -> Double {
     var usage = rusage()
     getrusage(RUSAGE_SELF.rawValue, &usage)
     return Double(usage.ru_utime.tv_sec) + Double(usage.ru_utime.tv_usec) / 1e6 + Double(usage.ru_stime.tv_sec) + Double(usage.ru_stime.tv_usec) / 1e6
-}
-
-func wallSeconds() -> Double {
-    var ts = timespec()
-    clock_gettime(CLOCK_MONOTONIC, &ts)
-    return Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9
 }
 
 /// Runs this benchmark binary again with other arguments (the other side of a measurement).

@@ -3,6 +3,7 @@ import GATT
 import HRV
 import Normalization
 import WearMetrics
+import Timing
 
 /// `blegate-bench decode`: ns per decode+normalize of a typical 0x2A37 notification, and
 /// ns per HRV window update per beat. Build with `-c release`.
@@ -81,8 +82,7 @@ func runDecodeBenchmarks() {
 }
 
 private func report(_ name: String, _ elapsed: Duration, _ iterations: Int) {
-    let c = elapsed.components
-    let ns = (Double(c.seconds) * 1e9 + Double(c.attoseconds) / 1e9) / Double(iterations)
+    let ns = elapsed.seconds * 1e9 / Double(iterations)
     let rounded = (ns * 10).rounded() / 10
     print("\(name): \(rounded) ns/op over \(iterations) iterations")
 }

@@ -12,6 +12,7 @@ import Sync
 import Synchronization
 import TestBackend
 import WearMetrics
+import Timing
 
 /// `blegate-bench catchup`: a real cache holding a backlog (default 60 straps × 1 h =
 /// 216,000 records) drained by the sync engine into the loopback TestBackend.
@@ -59,7 +60,7 @@ enum RunBenchmarks {
         let seconds = CacheBenchmarks.intOption(args, "--seconds") ?? 60
         let rate = Double(CacheBenchmarks.stringOption(args, "--rate") ?? "1") ?? 1
         let commitMs = CacheBenchmarks.intOption(args, "--commit-interval")
-            ?? Int(GatewayRuntime.defaultCommitInterval.components.seconds * 1000 + GatewayRuntime.defaultCommitInterval.components.attoseconds / 1_000_000_000_000_000)
+            ?? Int(GatewayRuntime.defaultCommitInterval.milliseconds)
         let directory = NSTemporaryDirectory() + "blegate-bench-latency-\(getpid())"
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: directory) }

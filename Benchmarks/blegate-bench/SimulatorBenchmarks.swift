@@ -4,6 +4,7 @@ import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
+import Timing
 
 /// `blegate-bench simulator [--straps N] [--rate HZ] [--seconds S]`: the simulator
 /// runs in a child process; this process connects to every strap through the
@@ -69,11 +70,11 @@ enum SimulatorBenchmarks {
         try await Task.sleep(for: .seconds(1))  // let every strap reach its pace
         let startCount = count.load(ordering: .relaxed)
         let startCPU = processCPU(child)
-        let startWall = wallSeconds()
+        let startWall = MonotonicClock.seconds()
         try await Task.sleep(for: .seconds(seconds))
         let emitted = count.load(ordering: .relaxed) - startCount
         let cpu = processCPU(child) - startCPU
-        let wall = wallSeconds() - startWall
+        let wall = MonotonicClock.seconds() - startWall
         let offered = Double(straps) * rate
         report("simulator emit [\(straps) straps × \(fixed(rate, 0)) Hz = \(fixed(offered, 0))/s offered]: \(fixed(Double(emitted) / wall, 0)) notifications/s received, "
             + "simulator CPU \(fixed(cpu / Double(max(emitted, 1)) * 1e6, 2)) µs/notification (StartNotify path, child process)")

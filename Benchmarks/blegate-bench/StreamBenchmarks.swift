@@ -3,6 +3,7 @@ import DBus
 #if canImport(Glibc)
 import Glibc
 #endif
+import Timing
 
 /// `blegate-bench stream --blegate PATH`: what a notification costs `blegate stream`,
 /// `blegate run` and bleak, each as a process of its own, at real arrival times.
@@ -239,9 +240,9 @@ enum StreamBenchmarks {
     /// Waits until the payload log shows Heart Rate notifications from `count` straps:
     /// every strap is followed, whoever the client is.
     static func waitForStraps(_ log: String, count: Int, _ client: ChildProcess, errors: String) async throws {
-        let end = wallSeconds() + 60 + Double(count)
+        let end = MonotonicClock.seconds() + 60 + Double(count)
         var seen = 0
-        while wallSeconds() < end {
+        while MonotonicClock.seconds() < end {
             seen = PayloadLogTally.straps(bytes: readBytes(log) ?? [])
             if seen >= count { return }
             if client.hasExited() { throw BenchError("\(client.name) exited early: \((readText(errors) ?? "").suffix(600))") }
@@ -253,8 +254,8 @@ enum StreamBenchmarks {
     /// The simulator's first stdout line is `DBUS_SYSTEM_BUS_ADDRESS=...`; `ready:` follows
     /// once org.bluez is served.
     static func waitForBusAddress(_ path: String, _ sim: ChildProcess) async throws -> String {
-        let end = wallSeconds() + 30
-        while wallSeconds() < end {
+        let end = MonotonicClock.seconds() + 30
+        while MonotonicClock.seconds() < end {
             if let text = readText(path), text.contains("\nready:") || text.hasPrefix("ready:"),
                let first = text.split(separator: "\n").first, first.hasPrefix("DBUS_SYSTEM_BUS_ADDRESS=") {
                 return String(first.dropFirst("DBUS_SYSTEM_BUS_ADDRESS=".count))
@@ -308,7 +309,7 @@ enum StreamBenchmarks {
 
     static func mib(_ bytes: Int) -> String { fixed(Double(bytes) / 1_048_576, 1) }
 
-    static func monotonicMilliseconds() -> Double { wallSeconds() * 1000 }
+    static func monotonicMilliseconds() -> Double { MonotonicClock.seconds() * 1000 }
 
     static func onlineCPUs() -> Int { sysconf(Int32(_SC_NPROCESSORS_ONLN)) }
 

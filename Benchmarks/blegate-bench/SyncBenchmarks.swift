@@ -3,6 +3,7 @@ import Logging
 import Outbox
 import Sync
 import TestBackend
+import Timing
 
 /// `blegate-bench sync`: records/s from an in-memory outbox through the sync engine to the
 /// loopback TestBackend (in this process, so its JSON parsing shares the CPU), and the
@@ -38,7 +39,7 @@ enum SyncBenchmarks {
         let stored = sink == .wearmetrics ? backend.store.records.count : backend.store.samples.count
         let requests = backend.store.requests.count
         let status = await engine.status
-        let seconds = elapsed.benchSeconds
+        let seconds = elapsed.seconds
         let rate = Double(records.count) / seconds
         print("  batch \(batch): \(records.count) records in \(round2(seconds)) s = \(Int(rate.rounded())) records/s "
               + "(\(requests) requests, backend holds \(stored), last HTTP \(status.lastSync?.httpStatus.map(String.init) ?? "-"), "
@@ -62,7 +63,7 @@ enum SyncBenchmarks {
                 i += 1000
             }
         }
-        let rate = Double(records.count) / elapsed.benchSeconds
+        let rate = Double(records.count) / elapsed.seconds
         print("  client encode+gzip only: \(Int(rate.rounded())) records/s; \(plain / records.count) B/record JSON, "
               + "\(bytes / records.count) B/record gzip (ratio \(round2(Double(plain) / Double(max(bytes, 1)))))")
     }
@@ -70,9 +71,3 @@ enum SyncBenchmarks {
     private static func round2(_ x: Double) -> Double { (x * 100).rounded() / 100 }
 }
 
-private extension Duration {
-    var benchSeconds: Double {
-        let c = components
-        return Double(c.seconds) + Double(c.attoseconds) / 1e18
-    }
-}

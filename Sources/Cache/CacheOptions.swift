@@ -59,14 +59,3 @@ public struct CacheOptions: Sendable {
     }
 }
 
-extension Duration {
-    var cacheMilliseconds: Int64 {
-        let (s, atto) = components
-        return s * 1000 + atto / 1_000_000_000_000_000
-    }
-
-    var cacheSeconds: Double {
-        let (s, atto) = components
-        return Double(s) + Double(atto) / 1e18
-    }
-}

@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: MIT
+import Timing
 
 /// One group commit: the records with these sequences are durable from `committedAt` on.
 public struct CommitEvent: Sendable {
@@ -6,7 +7,7 @@ public struct CommitEvent: Sendable {
     public var sequences: ClosedRange<Int64>
     public var count: Int { Int(sequences.upperBound - sequences.lowerBound + 1) }
     /// `CLOCK_MONOTONIC` nanoseconds right after COMMIT returned (compare with
-    /// `RecordCache.monotonicNanoseconds()` taken at append).
+    /// `MonotonicClock.nanoseconds()` taken at append).
     public var committedAt: UInt64
     /// How long the transaction itself took, nanoseconds.
     public var transactionNanoseconds: UInt64

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 import GRDB
 import WearMetrics
+import Timing
 
 /// The gym member a device is paired to.
 public struct DeviceMember: Sendable, Equatable {
@@ -84,7 +85,7 @@ extension RecordCache {
         // Records appended before the line above were tagged unpaired: commit them first
         // so the update below reaches them too.
         try await flush()
-        let paired = (time ?? .wallClock).millisecondsSince1970
+        let paired = (time ?? .now).millisecondsSince1970
         return try await pool.write { db in
             try db.execute(sql: """
                 INSERT INTO device (address, client_id, paired_ms) VALUES (?, ?, ?)

@@ -4,6 +4,7 @@ import GRDB
 import JSON
 import Outbox
 import WearMetrics
+import Timing
 
 /// The document outbox (workouts, profile metrics) beside the records: one row per
 /// document id and kind, holding its latest JSON text and revision.
@@ -98,7 +99,7 @@ extension RecordCache {
     public func putDocument(kind: DocumentKind, id: String, json: String) async throws {
         try DocumentStore.validate(id: id, json: json)
         let cipher = self.cipher
-        let now = UTCTimestamp.wallClock.millisecondsSince1970
+        let now = UTCTimestamp.now.millisecondsSince1970
         try await pool.write { db in
             var revision = 1
             if let row = try Row.fetchOne(db, sql: "SELECT revision, encrypted, payload FROM document WHERE kind = ? AND id = ?",
@@ -191,7 +192,7 @@ extension RecordCache: DocumentOutbox {
 
     public func markDocumentsDelivered(kind: DocumentKind, _ revisions: [DocumentRevision]) async throws {
         guard !revisions.isEmpty else { return }
-        let now = UTCTimestamp.wallClock.millisecondsSince1970
+        let now = UTCTimestamp.now.millisecondsSince1970
         try await pool.write { db in
             let update = try db.cachedStatement(sql: "UPDATE document SET state = 1, delivered_ms = ? WHERE kind = ? AND id = ? AND revision = ? AND state = 0")
             for r in revisions {

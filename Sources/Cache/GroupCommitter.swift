@@ -6,6 +6,7 @@ import WearMetrics
 #if canImport(Glibc)
 import Glibc
 #endif
+import Timing
 
 /// The write side of the cache: a buffer that `append` fills under a short lock, and a
 /// dedicated thread that drains it in one transaction per `interval` or per `maxRecords`.
@@ -66,7 +67,7 @@ final class GroupCommitter: @unchecked Sendable {
         self.restoreReserve = restoreReserve
         self.pool = pool
         self.cipher = cipher
-        self.intervalNanoseconds = UInt64(max(0, interval.cacheSeconds) * 1e9)
+        self.intervalNanoseconds = UInt64(max(0, interval.seconds) * 1e9)
         self.maxRecords = max(1, maxRecords)
         self.nextSequence = nextSequence
         self.committedThrough = nextSequence - 1
@@ -91,7 +92,7 @@ final class GroupCommitter: @unchecked Sendable {
         }
         boundBuffer()
         if wasEmpty, !buffer.isEmpty {
-            firstBufferedAt = monotonicNanoseconds()
+            firstBufferedAt = MonotonicClock.nanoseconds()
             condition.signal()
         } else if buffer.count >= maxRecords {
             condition.signal()
@@ -106,7 +107,7 @@ final class GroupCommitter: @unchecked Sendable {
         nextSequence += 1
         boundBuffer()
         if buffer.count == 1 {
-            firstBufferedAt = monotonicNanoseconds()
+            firstBufferedAt = MonotonicClock.nanoseconds()
             condition.signal()
         } else if buffer.count >= maxRecords {
             condition.signal()
@@ -218,7 +219,9 @@ final class GroupCommitter: @unchecked Sendable {
 
     private func run() {
         var generator = SystemRandomNumberGenerator()
-        var retryDelay: UInt64 = 50_000_000
+        // A failed commit is retried at 50 ms, 100 ms, ... 2 s: soon for a busy lock, gently for a sick disk.
+        let retry = Backoff(base: .milliseconds(50), cap: .seconds(2))
+        var failures = 0
         while true {
             condition.lock()
             while true {
@@ -228,7 +231,7 @@ final class GroupCommitter: @unchecked Sendable {
                     continue
                 }
                 if stopping || flushRequested || buffer.count >= maxRecords { break }
-                let now = monotonicNanoseconds()
+                let now = MonotonicClock.nanoseconds()
                 let due = firstBufferedAt &+ intervalNanoseconds
                 if now >= due { break }
                 _ = condition.wait(until: Date(timeIntervalSinceNow: Double(due - now) / 1e9))
@@ -248,11 +251,11 @@ final class GroupCommitter: @unchecked Sendable {
             let final = stopping
             condition.unlock()
 
-            let started = monotonicNanoseconds()
+            let started = MonotonicClock.nanoseconds()
             do {
                 try write(batch, final: final, using: &generator)
-                let committedAt = monotonicNanoseconds()
-                retryDelay = 50_000_000
+                let committedAt = MonotonicClock.nanoseconds()
+                failures = 0
                 condition.lock()
                 committedThrough = batch[batch.count - 1].sequence
                 lastError = nil
@@ -281,9 +284,9 @@ final class GroupCommitter: @unchecked Sendable {
                 condition.lock()
                 buffer = batch + buffer
                 boundBuffer()
-                if buffer.count == batch.count { firstBufferedAt = monotonicNanoseconds() }
+                if buffer.count == batch.count { firstBufferedAt = MonotonicClock.nanoseconds() }
                 lastError = failure
-                if health.failingSince == nil { health.failingSince = .wallClock }
+                if health.failingSince == nil { health.failingSince = .now }
                 health.diskFull = full
                 health.lastError = "\(error)"
                 let failed = waiters
@@ -310,8 +313,8 @@ final class GroupCommitter: @unchecked Sendable {
                         continue
                     }
                 }
-                usleep(useconds_t(retryDelay / 1000))
-                retryDelay = min(retryDelay * 2, 2_000_000_000)
+                failures += 1
+                usleep(useconds_t(retry.window(afterFailures: failures).nanoseconds / 1000))
             }
         }
     }
@@ -325,7 +328,7 @@ final class GroupCommitter: @unchecked Sendable {
     }
 
     private func write(_ batch: [Pending], final: Bool, using generator: inout SystemRandomNumberGenerator) throws {
-        let storedAt = UTCTimestamp.wallClock.millisecondsSince1970
+        let storedAt = UTCTimestamp.now.millisecondsSince1970
         var ids: [String] = []
         ids.reserveCapacity(batch.count)
         for _ in batch { ids.append(idMaker.next(atMilliseconds: storedAt, using: &generator)) }
@@ -381,18 +384,3 @@ final class GroupCommitter: @unchecked Sendable {
     }
 }
 
-/// `CLOCK_MONOTONIC` in nanoseconds.
-func monotonicNanoseconds() -> UInt64 {
-    var ts = timespec()
-    clock_gettime(CLOCK_MONOTONIC, &ts)
-    return UInt64(ts.tv_sec) * 1_000_000_000 + UInt64(ts.tv_nsec)
-}
-
-extension UTCTimestamp {
-    /// The wall clock now.
-    static var wallClock: UTCTimestamp {
-        var ts = timespec()
-        clock_gettime(CLOCK_REALTIME, &ts)
-        return UTCTimestamp(millisecondsSince1970: Int64(ts.tv_sec) * 1000 + Int64(ts.tv_nsec) / 1_000_000)
-    }
-}

@@ -3,6 +3,7 @@ import Foundation
 import GRDB
 import Synchronization
 import WearMetrics
+import Timing
 
 /// The gateway's durable local cache: every record with a stable UUID and an outbox
 /// sequence, the device registry, and the outbox the sync engine drains.
@@ -44,7 +45,7 @@ public final class RecordCache: Sendable {
         self.cipher = cipher
 
         var config = Configuration()
-        config.busyMode = .timeout(TimeInterval(options.busyTimeout.cacheSeconds))
+        config.busyMode = .timeout(TimeInterval(options.busyTimeout.seconds))
         config.label = "blegate-cache"
         // One reader: in `blegate run` the sync engine, the status server and retention
         // read, seldom at once and briefly (export and the cache commands are processes
@@ -218,9 +219,6 @@ public final class RecordCache: Sendable {
 
     /// Delivered records deleted per attempt to make room (about 800 KiB of pages).
     static let roomChunk = 2000
-
-    /// `CLOCK_MONOTONIC` nanoseconds, the clock of `CommitEvent.committedAt`.
-    public static func monotonicNanoseconds() -> UInt64 { Cache.monotonicNanoseconds() }
 
     /// Commits what is buffered and stops the writer thread. The cache can still be read.
     public func close() async throws { try await committer.stop() }

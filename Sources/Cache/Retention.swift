@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 import GRDB
 import WearMetrics
+import Timing
 
 /// What one retention pass deleted (or, for a dry run, would delete).
 public struct PruneReport: Sendable, Equatable {
@@ -26,7 +27,7 @@ extension RecordCache {
     /// run does the same work in a transaction that is rolled back.
     public func prune(policy: RetentionPolicy? = nil, now: UTCTimestamp? = nil, dryRun: Bool = false) async throws -> PruneReport {
         let policy = policy ?? options.retention
-        let cutoff = (now ?? .wallClock).millisecondsSince1970 - policy.maximumAge.cacheMilliseconds
+        let cutoff = (now ?? .now).millisecondsSince1970 - policy.maximumAge.milliseconds
         var report = try await pool.writeWithoutTransaction { db -> PruneReport in
             var report = PruneReport()
             report.dryRun = dryRun

@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: MIT
+import Timing
 
 /// Durations in the config: a bare number is seconds; a string carries one unit
 /// (`"250ms"`, `"5s"`, `"10m"`, `"2h"`, `"7d"`), so retention and polling intervals read
@@ -38,20 +39,6 @@ public enum ConfigDuration {
         guard !s.isEmpty, s.allSatisfy({ $0.isASCII && ($0.isNumber || $0 == ".") }),
               s.filter({ $0 == "." }).count <= 1, s.first != ".", s.last != "." else { return nil }
         return Double(s)
-    }
-}
-
-extension Duration {
-    /// Whole milliseconds (rounded toward zero).
-    public var milliseconds: Int64 {
-        let (s, atto) = components
-        return s * 1000 + atto / 1_000_000_000_000_000
-    }
-
-    /// Seconds as a floating-point number.
-    public var secondsDouble: Double {
-        let (s, atto) = components
-        return Double(s) + Double(atto) / 1e18
     }
 }
 

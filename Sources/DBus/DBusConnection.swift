@@ -1,5 +1,6 @@
 import CDBus
 import Synchronization
+import Timing
 
 /// One private connection to a bus, with its own dispatcher thread.
 ///
@@ -97,7 +98,7 @@ public final class DBusConnection: Sendable {
         let loop = self.loop
         let result: Result<DBusMessage, DBusError> = await withTaskCancellationHandler {
             await withCheckedContinuation { cont in
-                let pending = EventLoop.PendingCall(id: id, deadline: EventLoop.now() + timeoutNs) { cont.resume(returning: $0) }
+                let pending = EventLoop.PendingCall(id: id, deadline: MonotonicClock.nanoseconds() + timeoutNs) { cont.resume(returning: $0) }
                 loop.submit(.send(message, pending: pending))
             }
         } onCancel: {

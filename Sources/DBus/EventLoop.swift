@@ -4,6 +4,7 @@ import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
+import Timing
 
 /// The dispatcher thread of one connection.
 ///
@@ -58,7 +59,7 @@ final class EventLoop: @unchecked Sendable {
     /// When the loop last read from the socket (wall-clock ms): libdbus reads a few KiB
     /// per round and the messages in them are dispatched right after, so this is the
     /// arrival time of every message popped until the next read.
-    private var readAt: Int64 = EventLoop.wallMilliseconds()
+    private var readAt: Int64 = WallClock.milliseconds()
     /// Called once on the loop thread when the bus goes away (or `close` ran).
     var onDisconnect: ((String) -> Void)?
 
@@ -177,21 +178,9 @@ final class EventLoop: @unchecked Sendable {
             message: message.map { String(cString: $0) } ?? "")
     }
 
-    static func now() -> UInt64 {
-        var ts = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &ts)
-        return UInt64(ts.tv_sec) * 1_000_000_000 + UInt64(ts.tv_nsec)
-    }
-
-    static func wallMilliseconds() -> Int64 {
-        var ts = timespec()
-        clock_gettime(CLOCK_REALTIME, &ts)
-        return Int64(ts.tv_sec) * 1000 + Int64(ts.tv_nsec) / 1_000_000
-    }
-
     private static func deadline(for t: OpaquePointer) -> UInt64 {
         guard dbus_timeout_get_enabled(t) != 0 else { return .max }
-        return now() + UInt64(max(0, dbus_timeout_get_interval(t))) * 1_000_000
+        return MonotonicClock.nanoseconds() + UInt64(max(0, dbus_timeout_get_interval(t))) * 1_000_000
     }
 
     private func run(_ c: OpaquePointer) {
@@ -223,7 +212,7 @@ final class EventLoop: @unchecked Sendable {
                 disconnectReason = "poll failed (errno \(errno))"
                 break
             }
-            if rc > 0 { readAt = EventLoop.wallMilliseconds() }
+            if rc > 0 { readAt = WallClock.milliseconds() }
             if fds[0].revents != 0 {
                 var value: UInt64 = 0
                 _ = Glibc.read(wakeFD, &value, 8)
@@ -294,7 +283,7 @@ final class EventLoop: @unchecked Sendable {
                 }
             case .flush(let done):
                 dbus_connection_flush(c)
-                readAt = EventLoop.wallMilliseconds()
+                readAt = WallClock.milliseconds()
                 done()
             case .close:
                 running = false
@@ -328,13 +317,13 @@ final class EventLoop: @unchecked Sendable {
         for t in timeouts where t.deadline < earliest { earliest = t.deadline }
         for p in pending.values where p.deadline < earliest { earliest = p.deadline }
         if earliest == .max { return -1 }
-        let now = EventLoop.now()
+        let now = MonotonicClock.nanoseconds()
         if earliest <= now { return 0 }
         return Int32(min(UInt64(Int32.max), (earliest - now + 999_999) / 1_000_000))
     }
 
     private func fireTimeouts() {
-        let now = EventLoop.now()
+        let now = MonotonicClock.nanoseconds()
         for entry in timeouts where entry.deadline <= now {
             guard timeouts.contains(where: { $0.timeout == entry.timeout }) else { continue }
             dbus_timeout_handle(entry.timeout)

@@ -2,6 +2,7 @@
 import BlueZ
 import DBus
 import LinkPolicy
+import Timing
 
 /// One adapter's shared resources: its connect turn (one Connect at a time: controllers
 /// handle one LE create-connection at a time, and a second one makes BlueZ answer "in
@@ -34,14 +35,14 @@ actor AdapterController {
 
     // MARK: Health
 
-    func noteAdvertisement() { health.advertisement(at: WallClock.monotonic()) }
-    func noteFailure(_ kind: ConnectFailureKind) { health.connectFailed(kind, at: WallClock.monotonic()) }
-    func noteConnected() { health.connected(at: WallClock.monotonic()) }
+    func noteAdvertisement() { health.advertisement(at: MonotonicClock.seconds()) }
+    func noteFailure(_ kind: ConnectFailureKind) { health.connectFailed(kind, at: MonotonicClock.seconds()) }
+    func noteConnected() { health.connected(at: MonotonicClock.seconds()) }
 
     /// Judges the adapter and, when it has stalled, recovers it in its own turn (no
     /// connect runs meanwhile). Returns the action taken.
     func checkHealth(waiting: Int, streaming: Int, reset: (@Sendable (String) async throws -> Void)?) async -> AdapterHealth.Action? {
-        guard let (action, cause) = health.evaluate(now: WallClock.monotonic(), waiting: waiting, streaming: streaming,
+        guard let (action, cause) = health.evaluate(now: MonotonicClock.seconds(), waiting: waiting, streaming: streaming,
                                                     canReset: reset != nil) else { return nil }
         await acquire()
         var failure: String?
@@ -108,7 +109,7 @@ actor AdapterController {
         wanted = value
         // The silence clock runs while scanning is wanted, across the short pauses
         // for connects: a stalled controller stays silent through all of them.
-        health.scanning(value, at: WallClock.monotonic())
+        health.scanning(value, at: MonotonicClock.seconds())
         if !busy {
             await acquire()
             await reconcileDiscovery()

@@ -33,7 +33,7 @@ public struct LinkConfiguration: Sendable {
     public var isPaired: (@Sendable (String) -> Bool)?
     /// Records from Polar straps' advertised heart rate while they have no link.
     public var advertisedRecords = true
-    public var backoff = BackoffPolicy()
+    public var backoff = ReconnectPacing()
     /// A link must last this long to reset the backoff (shorter ones are flaps).
     public var stableAfter: Double = 10
     public var connectTimeout: Duration = .seconds(35)

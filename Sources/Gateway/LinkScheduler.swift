@@ -3,6 +3,7 @@ import BlueZ
 import DBus
 import LinkPolicy
 import Synchronization
+import Timing
 
 /// Hands out links: one learned `LinkLimit` per adapter, one queue of straps waiting for
 /// a link, and `LinkPlanner` deciding who goes where. Straps ask with `request` and get
@@ -50,7 +51,7 @@ final class LinkScheduler: Sendable {
     private let mirror: BlueZMirror
     private let configuration: LinkConfiguration
     private let emit: @Sendable (LinkEvent) -> Void
-    let startedAt = WallClock.monotonic()
+    let startedAt = MonotonicClock.seconds()
 
     init(mirror: BlueZMirror, configuration: LinkConfiguration, emit: @escaping @Sendable (LinkEvent) -> Void) {
         self.mirror = mirror
@@ -70,7 +71,7 @@ final class LinkScheduler: Sendable {
         let added = state.withLock { s -> Int? in
             guard s.adapters[a.path] == nil else { return nil }
             let remembered = s.learned[a.address.uppercased()]
-            let limit = LinkLimit(ceiling: ceiling, remembered: remembered, settings: configuration.linkLimit, now: WallClock.monotonic())
+            let limit = LinkLimit(ceiling: ceiling, remembered: remembered, settings: configuration.linkLimit, now: MonotonicClock.seconds())
             s.adapters[a.path] = AdapterEntry(path: a.path, name: a.interfaceName, address: a.address.uppercased(), limit: limit)
             return limit.limit
         }
@@ -102,7 +103,7 @@ final class LinkScheduler: Sendable {
     /// Waits for a link; nil when the task is cancelled. `justDropped`: this strap's
     /// link delivered data and dropped, so it keeps its place ahead of equals.
     func request(address: String, justDropped: Bool) async -> Grant? {
-        let now = WallClock.monotonic()
+        let now = MonotonicClock.seconds()
         let grant: Grant? = await withTaskCancellationHandler {
             await withCheckedContinuation { (c: CheckedContinuation<Grant?, Never>) in
                 let cancelled = state.withLock { s -> Bool in
@@ -124,7 +125,7 @@ final class LinkScheduler: Sendable {
         let standing = self.standing(address, devices: mirror.devices(address: address))
         let raised = state.withLock { s -> (String, Int)? in
             guard var a = s.adapters[adapter] else { return nil }
-            let up = a.limit.linked(now: WallClock.monotonic())
+            let up = a.limit.linked(now: MonotonicClock.seconds())
             s.adapters[adapter] = a
             s.links[address] = LinkEntry(adapter: adapter, standing: standing, signals: signals)
             guard let up else { return nil }
@@ -141,7 +142,7 @@ final class LinkScheduler: Sendable {
     func refused(address: String, adapter: DBusObjectPath, kind: ConnectFailureKind) -> LinkLimit.Verdict {
         let (verdict, name) = state.withLock { s -> (LinkLimit.Verdict, String) in
             guard var a = s.adapters[adapter] else { return (.notCapacity, "") }
-            let v = a.limit.refused(device: address, couldBeCapacity: kind.couldBeCapacity, now: WallClock.monotonic())
+            let v = a.limit.refused(device: address, couldBeCapacity: kind.couldBeCapacity, now: MonotonicClock.seconds())
             if case .learned(let n) = v { s.learned[a.address] = n }
             s.adapters[adapter] = a
             return (v, a.name)
@@ -218,7 +219,7 @@ final class LinkScheduler: Sendable {
     /// full adapters. Called whenever anything changed, and once a second.
     func replan() {
         let (byAddress, powered) = sighting(of: state.withLock { Array($0.requests.keys) })
-        let now = WallClock.monotonic()
+        let now = MonotonicClock.seconds()
         var resumes: [(CheckedContinuation<Grant?, Never>, Grant)] = []
         var yields: [SignalBox] = []
         var probes: [(String, Int)] = []
@@ -289,7 +290,7 @@ final class LinkScheduler: Sendable {
     func explain(_ address: String) -> (LinkState, String)? {
         guard isWaiting(address) else { return nil }
         let (devices, powered) = sighting(of: [address])
-        let now = WallClock.monotonic()
+        let now = MonotonicClock.seconds()
         return state.withLock { s -> (LinkState, String)? in
             guard s.requests[address] != nil else { return nil }
             let ready = s.adapters.filter { powered.contains($0.key) }

@@ -5,6 +5,7 @@ import HRV
 import Normalization
 import Synchronization
 import WearMetrics
+import Timing
 
 /// Counters of one device's notifications, as shown by `stream` and `status`.
 public struct NotificationCounters: Sendable, Hashable {
@@ -81,7 +82,7 @@ final class RecordPipeline: Sendable {
     /// datagrams while traffic is dense; a busy bus queues signals) still has its own
     /// time. Without it, the time of the call.
     func heartRate(deviceID: String, bytes: UnsafeRawBufferPointer, arrival: UTCTimestamp? = nil) {
-        let now = WallClock.monotonic()
+        let now = MonotonicClock.seconds()
         let limits = self.limits
         if bytes.count > limits.maxValueBytes {
             excess(deviceID, now: now) { $0.oversized += 1 }
@@ -105,7 +106,7 @@ final class RecordPipeline: Sendable {
         }
         let extraRR = measurement.rrIntervalTicks.count - limits.maxRRPerRecord
         if extraRR > 0 { measurement.rrIntervalTicks.removeFirst(extraRR) }
-        let time = arrival ?? WallClock.now()
+        let time = arrival ?? UTCTimestamp.now
         state.withLock { s in
             let record = s.devices[deviceID, default: Device()].withRecord { device in
                 if extraRR > 0 { device.counters.rrDropped += extraRR }
@@ -130,8 +131,8 @@ final class RecordPipeline: Sendable {
     /// `linkPrecedence` seconds (one stream of records per strap). No RR, so no HRV.
     /// `arrived`: when the advertisement's signal was read off the bus (nil: now).
     func advertisement(deviceID: String, _ hr: PolarHeartRate, arrived: UTCTimestamp? = nil) {
-        let time = arrived ?? WallClock.now()
-        let now = WallClock.monotonic()
+        let time = arrived ?? UTCTimestamp.now
+        let now = MonotonicClock.seconds()
         state.withLock { s in
             var device = s.devices[deviceID, default: Device()]
             defer { s.devices[deviceID] = device }
@@ -152,7 +153,7 @@ final class RecordPipeline: Sendable {
 
     /// Battery Level from a 0x2A19 notification or read, or Battery1.Percentage.
     func battery(deviceID: String, percent: UInt8) {
-        let time = WallClock.now()
+        let time = UTCTimestamp.now
         state.withLock { s in
             var device = s.devices[deviceID, default: Device()]
             let changed = device.counters.lastBattery != percent
@@ -171,7 +172,7 @@ final class RecordPipeline: Sendable {
     /// they join every later record's meta, and go out once as a device record.
     func deviceInformation(deviceID: String, _ decoded: [DecodedCharacteristic]) {
         guard !decoded.isEmpty else { return }
-        let time = WallClock.now()
+        let time = UTCTimestamp.now
         state.withLock { s in
             var meta = DeviceMeta()
             for d in decoded {
@@ -196,7 +197,7 @@ final class RecordPipeline: Sendable {
 
     /// Keeps HRV windows sliding for straps that went quiet.
     func tick() {
-        let now = WallClock.nowSeconds()
+        let now = WallClock.seconds()
         state.withLock { s in
             for report in s.hrv.tick(now: now) {
                 guard let record = s.normalizer.record(hrv: report) else { continue }

@@ -5,6 +5,8 @@ import GATT
 import LinkPolicy
 import Normalization
 import Synchronization
+import Timing
+import WearMetrics
 
 /// One followed scale (Weight Scale 0x181D or Body Composition 0x181B service).
 ///
@@ -57,14 +59,14 @@ final class ScaleLink: FollowedLink {
 
     func heard() {
         let waiter = ear.withLock { e -> CheckedContinuation<Void, Never>? in
-            e.last = WallClock.monotonic()
+            e.last = MonotonicClock.seconds()
             defer { e.waiter = nil }
             return e.waiter
         }
         waiter?.resume()
     }
 
-    private var heardAgo: Double? { ear.withLock { $0.last.map { WallClock.monotonic() - $0 } } }
+    private var heardAgo: Double? { ear.withLock { $0.last.map { MonotonicClock.seconds() - $0 } } }
 
     /// Waits for an advertisement newer than `after`; false when cancelled.
     private func waitHeard(after: Double) async -> Bool {
@@ -98,12 +100,12 @@ final class ScaleLink: FollowedLink {
             guard await waitHeard(after: quietUntil) else { return }
             guard let grant = await requestWhileHeard() else {
                 if Task.isCancelled { return }
-                quietUntil = WallClock.monotonic()
+                quietUntil = MonotonicClock.seconds()
                 continue
             }
             guard let adapter = context.adapters.controller(grant.adapter), (heardAgo ?? .infinity) < Self.heardRecently else {
                 context.scheduler.abandoned(adapter: grant.adapter)
-                quietUntil = WallClock.monotonic()
+                quietUntil = MonotonicClock.seconds()
                 continue
             }
             update { $0.state = .connecting; $0.adapter = adapter.name; $0.reason = "on \(adapter.name)" }
@@ -129,7 +131,7 @@ final class ScaleLink: FollowedLink {
                 return
             }
             let delivered = readings.withLock { $0.count } > before
-            quietUntil = WallClock.monotonic() + (delivered ? Self.rest : 0)
+            quietUntil = MonotonicClock.seconds() + (delivered ? Self.rest : 0)
         }
     }
 
@@ -224,8 +226,8 @@ final class ScaleLink: FollowedLink {
     private func measurement(_ characteristic: GATTCharacteristic, _ bytes: [UInt8], deviceID: String) {
         var normalizer = WearMetricsNormalizer()
         guard let decoded = try? GATTDecoder.decode(characteristic, bytes: bytes) else { return }
-        guard let record = normalizer.normalize(decoded, deviceID: deviceID, at: WallClock.now()) else { return }
-        readings.withLock { $0.count += 1; $0.last = WallClock.monotonic() }
+        guard let record = normalizer.normalize(decoded, deviceID: deviceID, at: UTCTimestamp.now) else { return }
+        readings.withLock { $0.count += 1; $0.last = MonotonicClock.seconds() }
         update { $0.reason = "weighed someone" }
         context.pipeline.sink.receive(record, kind: .measurement)
         signals.post(.yield)

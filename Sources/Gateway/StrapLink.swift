@@ -6,6 +6,7 @@ import GATT
 import LinkPolicy
 import Synchronization
 import WearMetrics
+import Timing
 
 /// One followed strap: connects it, subscribes, streams, and after any loss starts over
 /// with a pace that depends on what went wrong.
@@ -60,7 +61,7 @@ final class StrapLink: Sendable {
             s.reason = s.reason.map { $0 + "; " + reason } ?? reason
         }
         if s.state != .streaming, s.state != .connecting, s.state != .resolving,
-           let heard = s.counters.lastAdvertisedAt, WallClock.monotonic() - heard < 5 {
+           let heard = s.counters.lastAdvertisedAt, MonotonicClock.seconds() - heard < 5 {
             s.state = .advertised
             s.reason = (s.reason.map { $0 + "; " } ?? "") + "heart rate from its advertisements"
         }
@@ -115,7 +116,7 @@ final class StrapLink: Sendable {
                 attempt = 0
                 context.scheduler.linked(address: address, adapter: grant.adapter, signals: signals)
                 await adapter.noteConnected()
-                tracker.linkUp(at: WallClock.monotonic())
+                tracker.linkUp(at: MonotonicClock.seconds())
                 update { $0.state = .streaming; $0.connects += 1; $0.notify = method; $0.lastError = nil; $0.reason = "linked on \(adapter.name)" }
                 context.emit(.connected(address: address, name: device.name, adapter: adapter.name, notify: method))
                 let before = context.pipeline.counters(deviceID: address).heartRate
@@ -132,21 +133,21 @@ final class StrapLink: Sendable {
                 context.pipeline.disconnected(deviceID: address)
                 if case .yielded(let to) = end {
                     context.scheduler.released(address: address)
-                    tracker.linkDown(at: WallClock.monotonic(), delivered: true, deviceFault: false)
+                    tracker.linkDown(at: MonotonicClock.seconds(), delivered: true, deviceFault: false)
                     update { $0.state = .waiting; $0.reason = "gave its link to \(to), which cannot be heard by advertisement" }
                     context.emit(.disconnected(address: address, reason: "gave its link to \(to)", retryIn: 0, flapping: false))
                     continue
                 }
                 let reason = end.reason
-                let flap = tracker.linkDown(at: WallClock.monotonic(), delivered: delivered,
+                let flap = tracker.linkDown(at: MonotonicClock.seconds(), delivered: delivered,
                                             deviceFault: ![Self.vanishedReason, Self.removedReason, Self.adapterGoneReason].contains(reason))
-                let flapping = tracker.isFlapping(now: WallClock.monotonic())
-                let delay = flap ? tracker.nextDelay(now: WallClock.monotonic()) : 0
+                let flapping = tracker.isFlapping(now: MonotonicClock.seconds())
+                let delay = flap ? tracker.nextDelay(now: MonotonicClock.seconds()) : 0
                 justDropped = delivered
                 update {
                     $0.state = .backingOff; $0.flapping = flapping; $0.lastError = reason
                     $0.reason = reason + (delay > 0 ? ", brief links: retrying in \(Int(delay.rounded(.up))) s" : "")
-                    $0.backingOffUntil = WallClock.monotonic() + delay
+                    $0.backingOffUntil = MonotonicClock.seconds() + delay
                 }
                 context.emit(.disconnected(address: address, reason: reason, retryIn: delay, flapping: flapping))
                 context.scheduler.released(address: address)
@@ -178,7 +179,7 @@ final class StrapLink: Sendable {
         let reason: String
         switch verdict {
         case .notCapacity, .repeated:
-            delay = tracker.nextDelay(now: WallClock.monotonic())
+            delay = tracker.nextDelay(now: MonotonicClock.seconds())
             reason = "backing off after \(kind.rawValue) on \(adapter)"
         case .suspect:
             delay = 1
@@ -187,7 +188,7 @@ final class StrapLink: Sendable {
             delay = 1
             reason = "\(adapter) refuses links beyond \(n)"
         }
-        let until = WallClock.monotonic() + delay
+        let until = MonotonicClock.seconds() + delay
         update { $0.state = .backingOff; $0.reason = reason; $0.backingOffUntil = until }
         context.emit(.connectFailed(address: address, kind: kind, message: message, retryIn: delay))
         return await sleep(delay)

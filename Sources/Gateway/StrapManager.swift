@@ -299,7 +299,7 @@ public final class StrapManager: Sendable {
         var steady = false
         while !Task.isCancelled {
             if steady {
-                let wait = context.pipeline.nextTick.map { $0 - WallClock.nowSeconds() } ?? Self.steadySleep
+                let wait = context.pipeline.nextTick.map { $0 - WallClock.seconds() } ?? Self.steadySleep
                 // A little past the deadline, so that the tick finds it due.
                 await doorbell.sleep(for: .milliseconds(Int64((min(max(wait, 0), Self.steadySleep) + 0.02) * 1000)))
             } else {

@@ -2,6 +2,7 @@
 import Cache
 import Logging
 import Synchronization
+import Timing
 
 /// Tells the journal and the error list when the cache cannot write (a full disk), again
 /// every minute while it lasts with what is held in memory, dropped and pruned, and when it
@@ -22,7 +23,7 @@ final class CacheWriteWatch: Sendable {
 
     func check() {
         let health = cache.writeHealth
-        let now = Double(RecordCache.monotonicNanoseconds()) / 1e9
+        let now = Double(MonotonicClock.nanoseconds()) / 1e9
         let line: (String, Bool)? = reported.withLock { last in
             guard let summary = health.summary else {
                 defer { last = nil }

@@ -12,6 +12,7 @@ import ServiceLifecycle
 import Sync
 import Synchronization
 import WearMetrics
+import Timing
 
 /// Observers for benchmarks and tests; the service itself needs none.
 public struct RuntimeHooks: Sendable {
@@ -115,8 +116,8 @@ public final class GatewayRuntime: Sendable {
         classLogger[metadataKey: "component"] = "classes"
         let classes = ClassKeeper(
             settings: ClassKeeper.Settings(gatewayID: c.gateway.id, schedule: c.classes,
-                                           idleCloseMs: Int64(c.workouts.idleClose.components.seconds) * 1000,
-                                           minDurationMs: Int64(c.workouts.minDuration.components.seconds) * 1000,
+                                           idleCloseMs: c.workouts.idleClose.milliseconds,
+                                           minDurationMs: c.workouts.minDuration.milliseconds,
                                            openGymType: c.workouts.openGymType),
             cache: cache, workouts: WorkoutAssembler(configuration: c, cache: cache), logger: classLogger,
             onChange: { current, _ in wall?.classChanged(current) },

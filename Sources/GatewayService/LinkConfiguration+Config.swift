@@ -6,6 +6,7 @@ import LinkPolicy
 #if canImport(Glibc)
 import Glibc
 #endif
+import Timing
 
 extension LinkConfiguration {
     /// `[bluetooth]` and `[hrv]` of blegate.toml. The HRV engine keeps two windows: the
@@ -19,7 +20,7 @@ extension LinkConfiguration {
         maxLinks = c.bluetooth.maxLinks
         maxLinksByAdapter = c.bluetooth.maxLinksByAdapter
         priority = c.bluetooth.priority.map(\.description)
-        let windows = c.hrv.windows.map { Double($0.components.seconds) + Double($0.components.attoseconds) / 1e18 }
+        let windows = c.hrv.windows.map(\.seconds)
         hrv = HRVEngineConfiguration(rmssdWindow: windows.min() ?? 60, sdnnWindow: windows.max() ?? 300)
         jitterSeed = UInt64(truncatingIfNeeded: getpid())
         // Straps notify independently: without gathering, each notification costs a

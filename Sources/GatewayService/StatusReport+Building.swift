@@ -4,6 +4,7 @@ import Gateway
 import Outbox
 import Sync
 import WearMetrics
+import Timing
 
 extension StatusReport {
     /// The report of a gateway that is not running: devices from the registry, the outbox
@@ -50,7 +51,7 @@ extension StatusReport {
                          profileMetricsDeliveredSinceStart: s.documentsDelivered[.profileMetric] ?? 0,
                          lastSync: s.lastSync.map { r in
                              LastSync(at: r.at.iso8601, records: r.records, inserted: r.inserted, duplicates: r.duplicates,
-                                      rejected: r.rejected, durationMilliseconds: (r.duration.milliseconds * 10).rounded() / 10,
+                                      rejected: r.rejected, durationMilliseconds: (r.duration.seconds * 10_000).rounded() / 10,
                                       endpoint: r.endpoint, httpStatus: r.httpStatus, error: r.error)
                          })
     }
@@ -74,12 +75,6 @@ extension StatusReport {
     }
 }
 
-extension Duration {
-    var milliseconds: Double {
-        let c = components
-        return Double(c.seconds) * 1000 + Double(c.attoseconds) / 1e15
-    }
-}
 
 extension StatusReport.OutboxStatus {
     /// Workouts and profile metrics waiting in the document outbox, beside the records.

@@ -7,6 +7,7 @@ import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
+import Timing
 
 /// A request on the status socket (one JSON line; protocol in docs/status.md).
 public enum StatusRequest: Sendable, Equatable {
@@ -116,7 +117,7 @@ public final class StatusServer: Service, Sendable {
     private let answers = Mutex<[(fd: Int32, bytes: [UInt8])]>([])
     private let inFlight = Atomic<Int>(0)
     /// When the poll thread last went round (monotonic ms), for the watchdog.
-    let lastLoop = Atomic<Int64>(StatusConnections.now())
+    let lastLoop = Atomic<Int64>(MonotonicClock.milliseconds())
     /// Wakes the poll thread when an answer is ready.
     private let wake: (read: Int32, write: Int32)
 
@@ -170,7 +171,7 @@ public final class StatusServer: Service, Sendable {
 
     /// The watchdog's probe: the poll thread goes round at least once a second.
     func answers(within: Duration) -> Bool {
-        StatusConnections.now() - lastLoop.load(ordering: .relaxed) <= 2000 + Int64(within.components.seconds) * 1000
+        MonotonicClock.milliseconds() - lastLoop.load(ordering: .relaxed) <= 2000 + within.milliseconds
     }
 
     private func poke() {
@@ -242,9 +243,9 @@ struct StatusConnections {
     mutating func run(_ server: StatusServer) {
         var chunk = [UInt8](repeating: 0, count: 4096)
         while !server.isStopping {
-            server.lastLoop.store(Self.now(), ordering: .relaxed)
+            server.lastLoop.store(MonotonicClock.milliseconds(), ordering: .relaxed)
             var fds = [pollfd(fd: listener, events: Int16(POLLIN), revents: 0), pollfd(fd: wake, events: Int16(POLLIN), revents: 0)]
-            var nearest = Self.now() + 1000
+            var nearest = MonotonicClock.milliseconds() + 1000
             for (fd, c) in clients {
                 switch c.state {
                 case .reading: fds.append(pollfd(fd: fd, events: Int16(POLLIN), revents: 0))
@@ -253,7 +254,7 @@ struct StatusConnections {
                 }
                 nearest = min(nearest, c.deadline)
             }
-            let timeout = Int32(max(0, min(1000, nearest - Self.now())))
+            let timeout = Int32(max(0, min(1000, nearest - MonotonicClock.milliseconds())))
             let n = poll(&fds, nfds_t(fds.count), timeout)
             if n < 0, errno != EINTR { return }
             if fds[1].revents != 0 {
@@ -263,7 +264,7 @@ struct StatusConnections {
             for answer in server.takeAnswers() {
                 guard clients[answer.fd] != nil else { continue }
                 clients[answer.fd]!.state = .writing(answer.bytes, offset: 0)
-                clients[answer.fd]!.deadline = Self.now() + StatusServer.writeDeadlineMs
+                clients[answer.fd]!.deadline = MonotonicClock.milliseconds() + StatusServer.writeDeadlineMs
                 writeClient(answer.fd)
             }
             if fds[0].revents != 0 { acceptAll() }
@@ -275,7 +276,7 @@ struct StatusConnections {
                 case .answering: break
                 }
             }
-            let now = Self.now()
+            let now = MonotonicClock.milliseconds()
             for (fd, c) in clients where c.deadline <= now {
                 if case .answering = c.state { continue }
                 drop(fd)
@@ -299,7 +300,7 @@ struct StatusConnections {
                 }
                 drop(oldest.key)
             }
-            let now = Self.now()
+            let now = MonotonicClock.milliseconds()
             clients[client] = Client(state: .reading([]), deadline: now + StatusServer.readDeadlineMs,
                                      peer: Self.peer(client), opened: now)
         }
@@ -361,12 +362,6 @@ struct StatusConnections {
         guard getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &length) == 0 else { return StatusPeer(uid: UInt32.max - 1, pid: 0) }
         return StatusPeer(uid: cred.1, pid: cred.0)
     }
-
-    static func now() -> Int64 {
-        var ts = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &ts)
-        return Int64(ts.tv_sec) * 1000 + Int64(ts.tv_nsec) / 1_000_000
-    }
 }
 
 /// The client side: `blegate status` and `blegate pair` asking the running gateway.
@@ -379,7 +374,7 @@ public enum StatusClient {
         guard UnixSocket.writeAll(fd, Array(request.line.utf8)) else {
             throw StatusSocketError(path: path, message: "the gateway closed the connection before the request was sent")
         }
-        let ms = Int32(min(timeout.components.seconds * 1000, Int64(Int32.max)))
+        let ms = Int32(min(timeout.milliseconds, Int64(Int32.max)))
         guard let answer = UnixSocket.readLine(fd, limit: 16 << 20, timeoutMilliseconds: ms), !answer.isEmpty else {
             throw StatusSocketError(path: path, message: "the gateway did not answer within \(timeout)")
         }

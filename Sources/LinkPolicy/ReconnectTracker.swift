@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: MIT
+import Timing
 
 /// One device's memory of how its connections went, deciding how long to wait before
 /// the next attempt.
@@ -10,7 +11,7 @@
 /// backoff, and `flapThreshold` of them within `flapWindow` multiply every delay. A link
 /// that stayed up for `stableAfter` seconds counts as a success even without data.
 public struct ReconnectTracker: Sendable {
-    public var policy: BackoffPolicy
+    public var policy: ReconnectPacing
     /// A link must last this long (seconds) to count as a success.
     public var stableAfter: Double
     public var flapWindow: Double
@@ -21,15 +22,15 @@ public struct ReconnectTracker: Sendable {
     /// Start times of short-lived links within the window.
     public private(set) var flaps: [Double] = []
     private var connectedAt: Double?
-    private var jitter: JitterSource
+    private var jitter: SeededRandom
 
-    public init(policy: BackoffPolicy = BackoffPolicy(), stableAfter: Double = 10, flapWindow: Double = 600,
+    public init(policy: ReconnectPacing = ReconnectPacing(), stableAfter: Double = 10, flapWindow: Double = 600,
                 flapThreshold: Int = 3, seed: UInt64 = 1) {
         self.policy = policy
         self.stableAfter = stableAfter
         self.flapWindow = flapWindow
         self.flapThreshold = flapThreshold
-        self.jitter = JitterSource(seed: seed)
+        self.jitter = SeededRandom(seed: seed)
     }
 
     /// True while enough short links happened recently.
@@ -74,10 +75,10 @@ public struct ReconnectTracker: Sendable {
     public mutating func nextDelay(now: Double) -> Double {
         guard let kind = lastFailure else { return 0 }
         let n = kind == .inProgress ? 1 : max(1, consecutiveFailures)
-        var d = policy.step(for: kind).delay(afterFailures: n)
+        var d = policy.step(for: kind).window(afterFailures: n).seconds
         if isFlapping(now: now) { d *= policy.flappingMultiplier }
         d = min(d, policy.maximumDelay)
         let spread = policy.jitter
-        return max(0, d * (1 - spread + 2 * spread * jitter.next()))
+        return max(0, d * (1 - spread + 2 * spread * jitter.unit()))
     }
 }

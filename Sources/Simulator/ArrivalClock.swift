@@ -2,6 +2,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import Timing
 
 /// When one strap's next notification leaves, as real straps notify: each on its own
 /// clock, started at its own phase, each interval varying as heart beats do.

@@ -1,3 +1,4 @@
+import Timing
 /// The kinds of heart-rate sources the simulator can put in a room, with what each
 /// shows on the air and over GATT. Values follow the published behaviour of these
 /// product lines where known (names, company IDs, payload shapes); identifiers are

@@ -1,3 +1,4 @@
+import Timing
 /// The producer side of the Heart Rate Measurement characteristic (0x2A37): the
 /// simulator encodes what a strap would put on the air, byte for byte.
 public struct HeartRateMeasurement: Sendable, Hashable {

@@ -1,4 +1,5 @@
 import DBus
+import Timing
 
 extension SimulatedBlueZ {
     /// Starts the strap's notification clock for this link: `rate` Heart Rate
@@ -68,7 +69,7 @@ extension SimulatedBlueZ {
         }
         if advanced {
             straps[s].clockByPump = true
-            straps[s].clockAt = Clock.monotonicMilliseconds()
+            straps[s].clockAt = MonotonicClock.seconds() * 1000
         }
         let level = straps[s].stream.batteryPercent
         if device.lastBattery != level {
@@ -111,7 +112,7 @@ extension SimulatedBlueZ {
         payloadLog.append(PayloadRecord(
             sequence: sequence, address: identity.address, object: cp.rawValue,
             uuid: device.characteristics[cp]?.uuid ?? "", bytes: bytes, delivery: delivery, malformed: malformed,
-            monotonicMilliseconds: Clock.monotonicMilliseconds(), wallMilliseconds: Clock.wallMilliseconds()))
+            monotonicMilliseconds: MonotonicClock.seconds() * 1000, wallMilliseconds: WallClock.milliseconds()))
         return true
     }
 }

@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import Synchronization
+import Timing
 
 /// One value the simulator put on the bus (or into an AcquireNotify socket).
 public struct PayloadRecord: Sendable, Hashable {
@@ -104,7 +105,7 @@ public final class PayloadLog: Sendable {
     private static func write(_ line: String, _ s: inout State) {
         guard let f = s.file else { return }
         fputs(line, f)
-        let now = Clock.monotonicMilliseconds()
+        let now = MonotonicClock.seconds() * 1000
         if now - s.lastFlush >= 20 {
             fflush(f)
             s.lastFlush = now
@@ -123,7 +124,7 @@ public final class PayloadLog: Sendable {
     public func flush() {
         state.withLock { s in
             if let f = s.file { fflush(f) }
-            s.lastFlush = Clock.monotonicMilliseconds()
+            s.lastFlush = MonotonicClock.seconds() * 1000
         }
     }
 
@@ -148,21 +149,6 @@ public final class PayloadLog: Sendable {
             guard let address else { return s.records }
             return s.records.filter { $0.address == address }
         }
-    }
-}
-
-/// Time stamps for the payload log and timers.
-enum Clock {
-    static func monotonicMilliseconds() -> Double {
-        var ts = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &ts)
-        return Double(ts.tv_sec) * 1000 + Double(ts.tv_nsec) / 1_000_000
-    }
-
-    static func wallMilliseconds() -> Int64 {
-        var ts = timespec()
-        clock_gettime(CLOCK_REALTIME, &ts)
-        return Int64(ts.tv_sec) * 1000 + Int64(ts.tv_nsec) / 1_000_000
     }
 }
 

@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import Timing
 
 /// A group-class session as the heart sees it: rest, warm-up, work/recovery
 /// intervals, cool-down, then around again. Only targets live here; the heart

@@ -1,4 +1,5 @@
 import DBus
+import Timing
 
 /// The heart-rate block a Polar strap puts in its advertisements (company 0x006B),
 /// as it changes: a new measurement about once a second moves the frame counter.
@@ -70,7 +71,7 @@ extension SimulatedBlueZ {
         advert.set(DeviceCatalog.polarBlock(contact: true, counter: advert.counter, fast: fast, slow: slow))
         payloadLog.appendAdvert(AdvertRecord(
             address: straps[s].identity.address, counter: Int(advert.counter), heartRate: Int(slow), fastHeartRate: Int(fast),
-            bytes: advert.bytes, monotonicMilliseconds: now, wallMilliseconds: Clock.wallMilliseconds()))
+            bytes: advert.bytes, monotonicMilliseconds: now, wallMilliseconds: WallClock.milliseconds()))
     }
 
     /// `ManufacturerData` (a{qv}) as the strap advertises it now; nil when it has none.
@@ -85,7 +86,7 @@ extension SimulatedBlueZ {
     @discardableResult
     public func setWorn(_ selector: String, worn: Bool) -> Int {
         let chosen = strapIndices(selector)
-        let now = Clock.monotonicMilliseconds()
+        let now = MonotonicClock.seconds() * 1000
         for s in chosen where straps[s].worn != worn {
             straps[s].worn = worn
             if worn {

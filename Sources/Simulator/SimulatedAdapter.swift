@@ -1,4 +1,5 @@
 import DBus
+import Timing
 
 /// One controller (hciN) as bluetoothd presents it.
 final class SimAdapter {
@@ -236,7 +237,7 @@ extension SimulatedBlueZ {
         a.discovering = active
         d.server.setProperty(a.path, "org.bluez.Adapter1", "Discovering", .bool(active))
         if active {
-            let now = Clock.monotonicMilliseconds()
+            let now = MonotonicClock.seconds() * 1000
             for index in straps.indices {
                 a.nextReport[index] = now + straps[index].scanRNG.uniform(30...450)
             }
@@ -262,7 +263,7 @@ extension SimulatedBlueZ {
     /// filter), as a ManufacturerData change on this adapter's object.
     func scanTick(_ g: Int, _ i: Int) {
         guard let (d, a) = try? adapter(g, i), a.discovering else { return }
-        let now = Clock.monotonicMilliseconds()
+        let now = MonotonicClock.seconds() * 1000
         let filters = a.sessions.map { a.filters[$0] }
         // Without a filter bluetoothd only reports RSSI changes of 8 dBm or more.
         let anyFilter = filters.contains { $0 != nil }

@@ -1,4 +1,5 @@
 import DBus
+import Timing
 
 /// A stand-in for bluetoothd 5.66 on a bus: `org.bluez` with adapters, discovered
 /// devices, GATT objects and notifications from virtual straps.
@@ -228,7 +229,7 @@ public actor SimulatedBlueZ {
     /// have not been seen for TemporaryTimeout.
     func housekeep() {
         guard let d = daemon else { return }
-        let now = Clock.monotonicMilliseconds()
+        let now = MonotonicClock.seconds() * 1000
         for adapter in d.adapters.values {
             for device in Array(adapter.devices.values) {
                 for (path, sessions) in device.sessions {

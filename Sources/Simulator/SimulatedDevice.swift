@@ -1,4 +1,5 @@
 import DBus
+import Timing
 
 /// A strap in the room, independent of any bluetoothd incarnation: who it is,
 /// its wearer's heart, and the faults armed against it.
@@ -263,7 +264,7 @@ extension SimulatedBlueZ {
         }
         device.connected = false
         device.servicesResolved = false
-        device.lastSeen = Clock.monotonicMilliseconds()
+        device.lastSeen = MonotonicClock.seconds() * 1000
         if straps[device.strap].linkedAdapter == device.adapter { straps[device.strap].linkedAdapter = nil }
         d.server.setProperties(device.path, "org.bluez.Device1", [("ServicesResolved", .bool(false)), ("Connected", .bool(false))])
         if gattCache == .no {

@@ -10,6 +10,7 @@ import NIOHTTP1
 import NIOPosix
 import Outbox
 import WearMetrics
+import Timing
 
 /// The backend's HTTP API (docs/backend-openapi.yaml): pairing, metrics, samples.
 ///
@@ -275,7 +276,7 @@ public final class BackendClient: Sendable {
             return BackendError(kind: .payloadTooLarge, endpoint: endpoint, status: 413,
                                 message: "backend \(endpoint) refused the batch as too large (413)\(detail)")
         case 429, 503:
-            let retry = r.headers.first(name: "Retry-After").flatMap { RetryAfter.parse($0, now: WallClock.now()) }
+            let retry = r.headers.first(name: "Retry-After").flatMap { RetryAfter.parse($0, now: UTCTimestamp.now) }
             let after = retry.map { ", asks to retry after \($0.readable)" } ?? ""
             return BackendError(kind: r.status == 429 ? .rateLimited : .unavailable, endpoint: endpoint, status: r.status, retryAfter: retry,
                                 message: "backend \(endpoint) is \(r.status == 429 ? "rate limiting" : "unavailable") (\(r.status))\(after)\(detail)")
@@ -302,9 +303,3 @@ public final class BackendClient: Sendable {
     }
 }
 
-extension Duration {
-    var nanoseconds: Int64 {
-        let c = components
-        return c.seconds * 1_000_000_000 + c.attoseconds / 1_000_000_000
-    }
-}

@@ -4,6 +4,7 @@ import Outbox
 import ServiceLifecycle
 import Synchronization
 import WearMetrics
+import Timing
 
 /// Moves records from the outbox to the backend, one request at a time, oldest first.
 ///
@@ -136,9 +137,9 @@ public actor SyncEngine: Service {
                 current.consecutiveFailures += 1
                 guard !draining else { break }
                 // Retry-After: 0 over and over must not become a busy loop on a Pi.
-                let delay = retryAfter.map { min(max($0, .milliseconds(100)), configuration.backoff.maximumRetryAfter) }
+                let delay = retryAfter.map { min(max($0, .milliseconds(100)), configuration.maximumRetryAfter) }
                     ?? configuration.backoff.delay(afterFailures: current.consecutiveFailures)
-                current.state = .backingOff(until: WallClock.now().adding(delay), reason: message)
+                current.state = .backingOff(until: UTCTimestamp.now.adding(delay), reason: message)
                 logger.warning("sync failed, retrying", metadata: ["error": "\(message)", "retry_in": "\(delay.readable)",
                                                                   "failures": "\(current.consecutiveFailures)"])
                 emit(.backingOff(error: message, status: status, delay: delay, honouredRetryAfter: retryAfter != nil, at: .now))
@@ -177,7 +178,7 @@ public actor SyncEngine: Service {
             emit(.tokenReloaded)
             return true
         } catch {
-            current.record(SyncErrorEntry(at: WallClock.now(), category: .config, message: error.message))
+            current.record(SyncErrorEntry(at: UTCTimestamp.now, category: .config, message: error.message))
             current.state = .unauthorized(reason: error.message)
             logger.error("cannot read the backend token", metadata: ["error": "\(error.message)"])
             emit(.unauthorized(error.message))
@@ -330,10 +331,10 @@ public actor SyncEngine: Service {
                 }
                 return await deliver(items[middle...], endpoint: endpoint, attempt: attempt, quarantineAlone: quarantineAlone)
             case .tokenRefused:
-                current.record(SyncErrorEntry(at: WallClock.now(), category: .backend, message: error.message, httpStatus: error.status))
+                current.record(SyncErrorEntry(at: UTCTimestamp.now, category: .backend, message: error.message, httpStatus: error.status))
                 return .unauthorized(error.message)
             default:
-                current.record(SyncErrorEntry(at: WallClock.now(), category: .backend, message: error.message, httpStatus: error.status))
+                current.record(SyncErrorEntry(at: UTCTimestamp.now, category: .backend, message: error.message, httpStatus: error.status))
                 return .failed(error.message, status: error.status, retryAfter: error.retryAfter)
             }
         }
@@ -413,7 +414,7 @@ public actor SyncEngine: Service {
         guard result.inserted + result.duplicates + rejections.count == items.count else {
             let message = "backend \(endpoint) accounted for \(result.inserted + result.duplicates + rejections.count) of \(items.count) \(what); sending them again"
             report(items.count, status: result.status, started: started, endpoint: endpoint, error: message)
-            current.record(SyncErrorEntry(at: WallClock.now(), category: .backend, message: message, httpStatus: result.status))
+            current.record(SyncErrorEntry(at: UTCTimestamp.now, category: .backend, message: message, httpStatus: result.status))
             return .failed(message, status: result.status, retryAfter: nil)
         }
         do {
@@ -461,7 +462,7 @@ public actor SyncEngine: Service {
     }
 
     private func storageFailure(_ message: String) -> Outcome {
-        current.record(SyncErrorEntry(at: WallClock.now(), category: .storage, message: message))
+        current.record(SyncErrorEntry(at: UTCTimestamp.now, category: .storage, message: message))
         return .failed(message, status: nil, retryAfter: nil)
     }
 
@@ -469,7 +470,7 @@ public actor SyncEngine: Service {
     private func report(_ records: Int, status: Int?, started: ContinuousClock.Instant, endpoint: String,
                         inserted: Int = 0, duplicates: Int = 0, rejected: Int = 0, skipped: Int = 0, error: String? = nil) -> SyncReport {
         let r = SyncReport(records: records, inserted: inserted, duplicates: duplicates, rejected: rejected, skipped: skipped,
-                           duration: .now - started, endpoint: endpoint, httpStatus: status, at: WallClock.now(), error: error)
+                           duration: .now - started, endpoint: endpoint, httpStatus: status, at: UTCTimestamp.now, error: error)
         current.lastSync = r
         return r
     }

@@ -3,6 +3,7 @@ import CompressNIO
 import HTTPTypes
 import Hummingbird
 import NIOCore
+import Timing
 
 /// Answers the contract's endpoints (docs/backend-openapi.yaml) and the `/_admin` ones.
 struct BackendResponder: HTTPResponder {
@@ -181,9 +182,8 @@ struct BackendResponder: HTTPResponder {
             })]))
         case (.get, "/_admin/requests"):
             return Self.json(200, .object(["requests": .array(store.requests.map { e in
-                let ms = (e.at - started).components
-                return .object([
-                    "at_ms": .number(Double(ms.seconds * 1000 + ms.attoseconds / 1_000_000_000_000_000)),
+                .object([
+                    "at_ms": .number(Double((e.at - started).milliseconds)),
                     "method": .string(e.method), "path": .string(e.path), "status": .number(Double(e.status)),
                     "gzip": .bool(e.gzip), "items": e.items.map { .number(Double($0)) } ?? .null, "authorized": .bool(e.authorized),
                 ])

@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: MIT
+import Timing
 
 /// A misbehaviour the test backend shows on the contract's endpoints (never on `/_admin`).
 ///
@@ -97,7 +98,7 @@ extension Fault {
             if let retryAfter { o["retry_after"] = .string(retryAfter) }
         case let .delay(d):
             o["mode"] = .string("delay")
-            o["delay_ms"] = .number(Double(d.components.seconds * 1000 + d.components.attoseconds / 1_000_000_000_000_000))
+            o["delay_ms"] = .number(Double(d.milliseconds))
         case let .maxBatch(n):
             o["mode"] = .string("max_batch")
             o["records"] = .number(Double(n))

@@ -2,6 +2,7 @@
 import Effort
 import Synchronization
 import WearMetrics
+import Timing
 
 /// Everything the wall shows, fed by records and turned into one JSON frame per tick.
 ///
@@ -75,8 +76,7 @@ public final class WallBoard: Sendable {
     static let origin = ContinuousClock.now
 
     public static func monotonicSeconds() -> Double {
-        let d = ContinuousClock.now - origin
-        return Double(d.components.seconds) + Double(d.components.attoseconds) * 1e-18
+        (ContinuousClock.now - origin).seconds
     }
 
     /// Replaces what the device registry says about names and pairings.

@@ -4,6 +4,7 @@
 // Only for libm (sqrt, round) to be linked into executables that import no other C module.
 import Glibc
 #endif
+import Timing
 
 /// A UTC instant with millisecond resolution, formatted by hand.
 ///
@@ -77,9 +78,5 @@ func appendPadded(_ out: inout String, _ value: Int, _ width: Int) {
 extension UTCTimestamp {
     /// Now, from CLOCK_REALTIME: the clock records, status and the backend use. Without
     /// Foundation, so the notification path can stamp records with it.
-    public static var now: UTCTimestamp {
-        var ts = timespec()
-        clock_gettime(CLOCK_REALTIME, &ts)
-        return UTCTimestamp(millisecondsSince1970: Int64(ts.tv_sec) * 1000 + Int64(ts.tv_nsec) / 1_000_000)
-    }
+    public static var now: UTCTimestamp { UTCTimestamp(millisecondsSince1970: WallClock.milliseconds()) }
 }

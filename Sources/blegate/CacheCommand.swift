@@ -6,6 +6,7 @@ import Config
 import GATT
 import LinkCommands
 import WearMetrics
+import Timing
 
 /// `blegate cache stats|export|prune`: look into the gateway's cache, from another
 /// process while the gateway runs (SQLite WAL lets readers in beside the writer).

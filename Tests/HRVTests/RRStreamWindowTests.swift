@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 @testable import HRV
-import LinkPolicy
+import Timing
 import Testing
 
 /// Windows over a stream with segment breaks, against a model that keeps every beat's
@@ -30,7 +30,7 @@ struct RRStreamWindowTests {
 
     @Test("random breaks, artifacts and windows (pending beats included) match the model", arguments: [1, 2, 3, 4])
     func randomWindows(seed: UInt64) {
-        var rng = JitterSource(seed: seed)
+        var rng = SeededRandom(seed: seed)
         var stream = RRStream(retention: 120)
         var model: [Beat] = []
         var t = 1_800_000_000.0
@@ -65,7 +65,7 @@ struct RRStreamWindowTests {
     }
 }
 
-private extension JitterSource {
+private extension SeededRandom {
     /// A whole number in 0..<n.
-    mutating func below(_ n: UInt64) -> UInt64 { UInt64(next() * Double(n)) }
+    mutating func below(_ n: UInt64) -> UInt64 { UInt64(unit() * Double(n)) }
 }

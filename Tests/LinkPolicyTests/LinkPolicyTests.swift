@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 import LinkPolicy
 import Testing
+import Timing
 
 @Suite("Connect failures sorted by kind")
 struct ConnectFailureTests {
@@ -28,7 +29,7 @@ struct ConnectFailureTests {
 struct ReconnectTrackerTests {
     /// No jitter, so delays are exact.
     func tracker(stableAfter: Double = 10) -> ReconnectTracker {
-        ReconnectTracker(policy: BackoffPolicy(jitter: 0), stableAfter: stableAfter, flapWindow: 600, flapThreshold: 3, seed: 1)
+        ReconnectTracker(policy: ReconnectPacing(jitter: 0), stableAfter: stableAfter, flapWindow: 600, flapThreshold: 3, seed: 1)
     }
 
     @Test("each kind has its own pace; delays double up to the cap")
@@ -240,7 +241,7 @@ struct BlueZErrorKindTests {
 struct DeliveredLinkTests {
     @Test("a short link that delivered data is a success: no backoff, no flap")
     func delivered() {
-        var t = ReconnectTracker(policy: BackoffPolicy(jitter: 0), stableAfter: 10, flapWindow: 600, flapThreshold: 3, seed: 1)
+        var t = ReconnectTracker(policy: ReconnectPacing(jitter: 0), stableAfter: 10, flapWindow: 600, flapThreshold: 3, seed: 1)
         t.failed(.abortByLocal)
         t.failed(.abortByLocal)
         for i in 0..<5 {

@@ -2,6 +2,7 @@
 import DBus
 import Testing
 @testable import Simulator
+import Timing
 
 /// Real arrival times: every strap on its own clock, at its own phase, with jittered
 /// intervals, never sent together with another strap's notification.

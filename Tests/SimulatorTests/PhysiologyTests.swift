@@ -1,5 +1,6 @@
 import Simulator
 import Testing
+import Timing
 
 @Suite("Physiology and payload encoding (pure)")
 struct PhysiologyTests {

@@ -4,6 +4,7 @@ import Outbox
 import Sync
 import TestBackend
 import WearMetrics
+import Timing
 
 /// Contract-shaped documents (notes in docs/backend-openapi.yaml `Workout`, `ProfileMetric`).
 enum Documents {
@@ -62,7 +63,7 @@ struct DocumentHarness {
                                        requestTimeout: .seconds(10), connectTimeout: .seconds(2))
         let engine = SyncEngine(outbox: cache, documents: documents ?? cache, client: client,
                                 configuration: SyncConfiguration(gatewayID: "gym-test-1", batchSize: 50, interval: interval,
-                                                                 backoff: BackoffPolicy(base: .milliseconds(50), cap: .milliseconds(300))))
+                                                                 backoff: Backoff(base: .milliseconds(50), cap: .milliseconds(300))))
         let log = EventLog(engine.events())
         let run = Task { try await engine.run() }
         return DocumentHarness(directory: directory, cache: cache, backend: backend, client: client, engine: engine, log: log, run: run)

@@ -2,6 +2,7 @@
 @testable import Sync
 import Testing
 import WearMetrics
+import Timing
 
 @Suite("Retry-After and backoff")
 struct PolicyTests {
@@ -22,7 +23,7 @@ struct PolicyTests {
 
     @Test("full jitter stays within a window that doubles up to the cap")
     func backoffWindows() {
-        let p = BackoffPolicy(base: .seconds(1), cap: .seconds(30))
+        let p = Backoff(base: .seconds(1), cap: .seconds(30))
         #expect(p.window(afterFailures: 1) == .seconds(1))
         #expect(p.window(afterFailures: 4) == .seconds(8))
         #expect(p.window(afterFailures: 6) == .seconds(30))
@@ -31,7 +32,7 @@ struct PolicyTests {
         for _ in 0..<200 {
             let d = p.delay(afterFailures: 3)
             #expect(d >= .zero && d <= .seconds(4))
-            spread.insert(d.components.seconds * 1000 + d.components.attoseconds / 1_000_000_000_000_000)
+            spread.insert(d.milliseconds)
         }
         #expect(spread.count > 20)
     }

@@ -6,6 +6,8 @@ import Outbox
 import Sync
 import Synchronization
 import TestBackend
+import Timing
+import WearMetrics
 
 /// Collects an engine's events so a test can wait for a condition (generous timeouts; the
 /// condition, not the clock, decides).
@@ -57,8 +59,8 @@ struct Harness {
 
     static func start(records: [OutboxRecord] = [], backend: TestBackend? = nil, token: TokenStore = TokenStore(token: Harness.token),
                       sink: SyncSink = .wearmetrics, batchSize: Int = 100, interval: Duration = .milliseconds(200),
-                      backoff: BackoffPolicy = BackoffPolicy(base: .milliseconds(50), cap: .milliseconds(400)),
-                      outbox: InMemoryOutbox? = nil) async throws -> Harness {
+                      backoff: Backoff = Backoff(base: .milliseconds(50), cap: .milliseconds(400)),
+                      outbox: InMemoryOutbox? = nil, clock: any Clock<Duration> = ContinuousClock()) async throws -> Harness {
         let backend = try backend ?? TestBackend(.init(token: Harness.token))
         if await !backend.isListening { try await backend.start() }
         let outbox = outbox ?? InMemoryOutbox(records)

@@ -7,6 +7,7 @@ import Sync
 import TestBackend
 import Testing
 import WearMetrics
+import Timing
 
 @Suite("SyncEngine against the loopback backend")
 struct SyncEngineTests {
@@ -134,7 +135,7 @@ struct SyncEngineTests {
         try await backend.start()
         // A whole second (HTTP-dates have no fractions) 5 to 6 s ahead: later than any
         // backoff the engine would choose by itself after one 503.
-        let date = UTCTimestamp(millisecondsSince1970: (clockNow().millisecondsSince1970 / 1000 + 6) * 1000)
+        let date = UTCTimestamp(millisecondsSince1970: (UTCTimestamp.now.millisecondsSince1970 / 1000 + 6) * 1000)
         backend.faults.add(.status(503, retryAfter: RetryAfter.httpDate(date), count: 1))
         let h = try await Harness.start(records: SyntheticRecords.heartRate(count: 5), backend: backend)
         #expect(await h.waitForCaughtUp())
@@ -144,7 +145,7 @@ struct SyncEngineTests {
         #expect(requests.map(\.status) == [503, 200])
         // The retry waited for the date (by the wall clock, as the date is given): the
         // records cannot be through before it, however long the start-up took.
-        #expect(clockNow().millisecondsSince1970 >= date.millisecondsSince1970 - 50)
+        #expect(UTCTimestamp.now.millisecondsSince1970 >= date.millisecondsSince1970 - 50)
         await h.finish()
     }
 
@@ -286,7 +287,7 @@ struct SyncEngineTests {
                                        requestTimeout: .seconds(1), connectTimeout: .seconds(1))
         let engine = SyncEngine(outbox: outbox, client: client,
                                 configuration: SyncConfiguration(gatewayID: "g", interval: .milliseconds(100),
-                                                                 backoff: BackoffPolicy(base: .milliseconds(50), cap: .milliseconds(200))))
+                                                                 backoff: Backoff(base: .milliseconds(50), cap: .milliseconds(200))))
         let log = EventLog(engine.events())
         let run = Task { try await engine.run() }
         #expect(await backend.waitForRecords(50, timeout: .seconds(30)))
@@ -329,8 +330,3 @@ struct SyncEngineTests {
     }
 }
 
-private func clockNow() -> UTCTimestamp {
-    var ts = timespec()
-    clock_gettime(CLOCK_REALTIME, &ts)
-    return UTCTimestamp(millisecondsSince1970: Int64(ts.tv_sec) * 1000 + Int64(ts.tv_nsec) / 1_000_000)
-}

@@ -124,7 +124,7 @@ struct WallBrowserTests {
 
             // A strap that stops (no advertising, link lost): stale within 10 s, then gone, then removed.
             let stopped = catalog[7].address
-            let since = Int64(Date().timeIntervalSince1970 * 1000)
+            let since = UTCTimestamp.now.millisecondsSince1970
             await sim.stopAdvertising(stopped)
             #expect(await sim.linkLoss(stopped) == 1)
             let stale = try await browser("stale '\(url)' --device '\(stopped)' --since \(since) --tiles \(Self.straps)")

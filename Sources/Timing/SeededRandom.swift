@@ -1,6 +1,9 @@
-/// The simulator's only source of randomness: SplitMix64, written out here so that a
-/// seed gives the same devices and payloads on every platform and toolchain (the
-/// standard library's `random(in:using:)` algorithms are not promised to stay fixed).
+// SPDX-License-Identifier: MIT
+
+/// The one seeded generator (SplitMix64): the simulator's devices and payloads, the link
+/// code's reconnect jitter and the property tests draw from it. Written out here so that a
+/// seed gives the same sequence on every platform and toolchain (the standard library's
+/// `random(in:using:)` algorithms are not promised to stay fixed).
 public struct SeededRandom: RandomNumberGenerator, Sendable {
     private var state: UInt64
 
