@@ -1,13 +1,15 @@
 // SPDX-License-Identifier: MIT
 import GRDB
+import JSON
 import Outbox
 import WearMetrics
 
 extension RecordCache: SyncOutbox {
-    /// The oldest pending records in sequence order. With `unpaired = hold`, records
-    /// without a member are skipped (they wait for `pair`). A payload that cannot be read
-    /// back (corrupted, or tampered with under encryption) is quarantined with the
-    /// reason instead of blocking the outbox forever.
+    /// The oldest pending records in sequence order, each with its stored JSON as it is
+    /// (decrypted when encrypted, checked to be one JSON object, never parsed into a
+    /// record). With `unpaired = hold`, records without a member are skipped (they wait
+    /// for `pair`). A payload that cannot be read back (corrupted, or tampered with under
+    /// encryption) is quarantined with the reason instead of blocking the outbox forever.
     public func pendingBatch(limit: Int) async throws -> [OutboxRecord] {
         guard limit > 0 else { return [] }
         // Deliveries the disk could not take yet: record them now if it can, and never
@@ -29,8 +31,14 @@ extension RecordCache: SyncOutbox {
                     if batch.count == limit { break }
                     if !unrecorded.isEmpty, unrecorded.contains(row[1]) { continue }
                     do {
-                        let s = try RecordCache.decode(row, cipher: cipher)
-                        batch.append(OutboxRecord(id: s.id, clientID: s.clientID, sequence: s.sequence, record: s.record))
+                        let id: String = row[1]
+                        let json = try RecordCache.payloadText(id: id, encrypted: row[5], payload: row[6], cipher: cipher)
+                        do {
+                            try JSONValue.validateObject(json)
+                        } catch {
+                            throw CacheError(.unreadablePayload, "record \(id): \(error)")
+                        }
+                        batch.append(OutboxRecord(id: id, clientID: row[2], sequence: row[0], json: json))
                     } catch {
                         bad.append(OutboxRejection(id: row[1], reason: "unreadable in the cache: \((error as? CacheError)?.message ?? "\(error)")"))
                     }

@@ -4,6 +4,10 @@ import WearMetrics
 /// One record waiting to leave the gateway. The cache hands these to the sync engine; the
 /// `id` is minted once, when the record is first stored, so a replay after a crash sends
 /// the same id and the backend can discard the duplicate.
+///
+/// The record travels as the JSON text the cache stored, which the sync engine splices into
+/// the batch as it is: parsing and re-encoding every record on its way out cost more CPU
+/// than the rest of a sync pass.
 public struct OutboxRecord: Sendable, Equatable {
     /// Stable UUID (lowercase, 8-4-4-4-12), the backend's idempotency key.
     public var id: String
@@ -12,13 +16,24 @@ public struct OutboxRecord: Sendable, Equatable {
     /// Cache-wide insertion sequence. Batches are taken in this order, which keeps each
     /// device's records in the order they were measured.
     public var sequence: Int64
-    public var record: WearMetrics
+    /// The WearMetrics v1.0 JSON object, exactly as stored (`WearMetrics.jsonString()`),
+    /// without the `id` and `client_id` the batch adds in front.
+    public var json: String
 
-    public init(id: String, clientID: String?, sequence: Int64, record: WearMetrics) {
+    public init(id: String, clientID: String?, sequence: Int64, json: String) {
         self.id = id
         self.clientID = clientID
         self.sequence = sequence
-        self.record = record
+        self.json = json
+    }
+
+    public init(id: String, clientID: String?, sequence: Int64, record: WearMetrics) {
+        self.init(id: id, clientID: clientID, sequence: sequence, json: record.jsonString())
+    }
+
+    /// The record parsed, for what needs its fields (the samples sink).
+    public var record: WearMetrics {
+        get throws(WearMetricsDecodingError) { try WearMetrics(jsonString: json) }
     }
 }
 

@@ -5,8 +5,9 @@ import WearMetrics
 
 /// The body of `POST /api/v1/metrics`.
 ///
-/// Built as text around each record's own `jsonString()`, so the record's JSON is exactly the
-/// WearMetrics v1.0 form the rest of the gateway writes, with `id` and `client_id` in front.
+/// Built as text around each record's stored JSON, so the record's JSON is exactly the
+/// WearMetrics v1.0 form the cache holds, with `id` and `client_id` in front; no record is
+/// parsed or re-encoded on the way.
 public enum MetricsRequest {
     public static func body(gatewayID: String, records: [OutboxRecord]) -> String {
         var out = "{\"gateway_id\":"
@@ -19,9 +20,10 @@ public enum MetricsRequest {
             JSONValue.writeString(r.id, to: &out)
             out += ",\"client_id\":"
             if let c = r.clientID { JSONValue.writeString(c, to: &out) } else { out += "null" }
-            out += ","
             // Splice: the record's object without its opening brace.
-            out += r.record.jsonString().dropFirst()
+            let members = r.json.utf8.dropFirst()
+            if members.first(where: { $0 != 0x20 && $0 != 0x0A && $0 != 0x0D && $0 != 0x09 }) != UInt8(ascii: "}") { out += "," }
+            out += Substring(members)
         }
         out += "]}"
         return out

@@ -22,6 +22,21 @@ struct DecodingTests {
         #expect(try WearMetrics(jsonString: noRR.jsonString()) == noRR)
     }
 
+    @Test("checking a JSON object without building it accepts and refuses what the parser does")
+    func validateObject() throws {
+        let texts = [
+            hrRecord("AA:BB:CC:DD:EE:FF", 3).jsonString(), "{}", " { \"a\" : [1, -2.5e3, true, false, null, {\"b\": \"\\u00e9\\n\"}] } ",
+            "[1]", "\"s\"", "1", "", "{", "{\"a\":}", "{\"a\":1,}", "{\"a\":01}", "{\"a\":1.}", "{\"a\":\"\\x\"}",
+            "{\"a\":\"\u{01}\"}", "{\"a\":tru}", "{\"a\":1} x", "{\"a\":\"\\u12G4\"}", "{\"a\" 1}", "{1:2}",
+            String(repeating: "{\"a\":", count: 70) + "1" + String(repeating: "}", count: 70),
+        ]
+        for text in texts {
+            var isObject = false
+            if case .object = try? JSONValue.parse(text) { isObject = true }
+            #expect(((try? JSONValue.validateObject(text)) != nil) == isObject, "\(text)")
+        }
+    }
+
     @Test("timestamps: Z, offsets, fractions, bare dates")
     func timestamps() {
         #expect(UTCTimestamp(iso8601: "2026-01-02T03:04:05.678Z")?.millisecondsSince1970 == 1_767_323_045_678)

@@ -20,7 +20,7 @@ struct EncryptionTests {
             try await cache.close()
         }
         let cache = try RecordCache(path: dir.database, options: CacheOptions(encryptionKey: key))
-        #expect(try await cache.pendingBatch(limit: 100).map(\.record) == records)
+        #expect(try await cache.pendingBatch(limit: 100).map { try $0.record } == records)
         #expect(try await cache.stats().encrypted)
         let pool = try DatabasePool(path: dir.database)
         let payloads = try await pool.read { try Data.fetchAll($0, sql: "SELECT payload FROM record") }
@@ -73,6 +73,27 @@ struct EncryptionTests {
         let stats = try await cache.stats()
         #expect(stats.quarantined == 1)
         #expect(stats.quarantineReasons.first?.reason.contains("AES-GCM") == true)
+    }
+
+    @Test("the outbox hands out each record's stored JSON; a plaintext payload that is not one JSON object is quarantined, not sent")
+    func storedJSONAndDamagedPlaintext() async throws {
+        let dir = TempDir()
+        let cache = try RecordCache(path: dir.database)
+        let records = (0..<4).map { hrRecord("AA:00:00:00:00:01", $0) }
+        cache.append(records)
+        try await cache.flush()
+        let pool = try DatabasePool(path: dir.database)
+        try await pool.write { db in
+            try db.execute(sql: "UPDATE record SET payload = substr(payload, 1, 40) WHERE sequence = 2")
+            try db.execute(sql: "UPDATE record SET payload = CAST('[1, 2]' AS BLOB) WHERE sequence = 3")
+        }
+        let batch = try await cache.pendingBatch(limit: 10)
+        #expect(batch.map(\.sequence) == [1, 4])
+        #expect(batch.map(\.json) == [records[0].jsonString(), records[3].jsonString()])
+        let stats = try await cache.stats()
+        #expect(stats.quarantined == 2)
+        #expect(stats.quarantineReasons.allSatisfy { $0.reason.contains("invalid JSON") || $0.reason.contains("expected an object") },
+                "\(stats.quarantineReasons)")
     }
 
     @Test("the key comes from a mode-0600 file; a looser mode is a clear error")

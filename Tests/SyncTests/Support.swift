@@ -168,3 +168,12 @@ struct TestSupportFailure: Error, CustomStringConvertible {
     var description: String
     init(_ description: String) { self.description = description }
 }
+
+extension OutboxRecord {
+    /// Changes the stored record, as a cache holding a different one would hand it out.
+    mutating func change(_ body: (inout WearMetrics) -> Void) throws {
+        var r = try record
+        body(&r)
+        json = r.jsonString()
+    }
+}

@@ -1,0 +1,37 @@
+// SPDX-License-Identifier: MIT
+import JSON
+import Outbox
+import Sync
+import TestBackend
+import Testing
+import WearMetrics
+
+@Suite("Metrics request body")
+struct MetricsRequestTests {
+    @Test("each record's stored JSON goes into the batch byte for byte, after its id and client_id")
+    func storedJSONSpliced() throws {
+        let records = SyntheticRecords.heartRate(count: 2)
+        var unpaired = records[1]
+        unpaired.clientID = nil
+        let empty = OutboxRecord(id: "00000000-0000-4000-8000-0000000000ff", clientID: nil, sequence: 9, json: "{ }")
+        let body = MetricsRequest.body(gatewayID: "gym \"1\"", records: [records[0], unpaired, empty])
+        let first = records[0].json.dropFirst(), second = records[1].json.dropFirst()
+        #expect(body == "{\"gateway_id\":\"gym \\\"1\\\"\",\"records\":["
+            + "{\"id\":\"\(records[0].id)\",\"client_id\":\"member-0\",\(first),"
+            + "{\"id\":\"\(records[1].id)\",\"client_id\":null,\(second),"
+            + "{\"id\":\"00000000-0000-4000-8000-0000000000ff\",\"client_id\":null }]}")
+        // The body parses, and each record reads back as the record that was stored.
+        let parsed = try JSONValue.parse(body)
+        guard case let .array(items)? = parsed["records"] else {
+            Issue.record("no records array in \(body)")
+            return
+        }
+        #expect(items.count == 3)
+        guard case let .object(members) = items[0] else {
+            Issue.record("record 0 is not an object in \(body)")
+            return
+        }
+        #expect(members.prefix(2).map(\.0) == ["id", "client_id"])
+        #expect(try WearMetrics(json: .object(Array(members.dropFirst(2)))) == records[0].record)
+    }
+}
