@@ -257,7 +257,7 @@ let package = Package(
         ),
         .testTarget(
             name: "CacheTests",
-            dependencies: ["Cache", "Config", "Outbox", "WearMetrics", "GATT", "JSON", .product(name: "GRDB", package: "GRDB.swift")]
+            dependencies: ["Cache", "Config", "Outbox", "WearMetrics", "GATT", "JSON", "BlegateTestSupport", .product(name: "GRDB", package: "GRDB.swift")]
         ),
         // blegate-server against a real PostgreSQL the suite starts itself (Tests/ServerTests/PostgresFixture.swift).
         .testTarget(

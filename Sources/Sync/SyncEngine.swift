@@ -22,6 +22,7 @@ public actor SyncEngine: Service {
     private let client: BackendClient
     public nonisolated let configuration: SyncConfiguration
     private let logger: Logger
+    private let clock: any Clock<Duration>
 
     private var current: SyncStatus
     private var stopRequested = false
@@ -40,8 +41,12 @@ public actor SyncEngine: Service {
 
     /// `documents`: workouts and profile metrics to deliver besides the records (the cache
     /// is both outboxes); nil sends records only.
+    /// `clock` paces the waits between passes (interval, backoff, a refused token); tests
+    /// pass one they advance themselves.
     public init(outbox: any SyncOutbox, documents: (any DocumentOutbox)? = nil, client: BackendClient,
-                configuration: SyncConfiguration, logger: Logger = Logger(label: "blegate.sync")) {
+                configuration: SyncConfiguration, logger: Logger = Logger(label: "blegate.sync"),
+                clock: any Clock<Duration> = ContinuousClock()) {
+        self.clock = clock
         self.outbox = outbox
         self.documents = documents
         self.client = client
@@ -190,7 +195,7 @@ public actor SyncEngine: Service {
         if kind == .idle, wakeRequested { wakeRequested = false; return }
         if kind != .backoff, tokenReloadRequested { return }
         guard !shouldStop, duration > .zero else { return }
-        let sleep = Task<Void, Never> { _ = try? await Task.sleep(for: duration) }
+        let sleep = Task<Void, Never> { [clock] in _ = try? await clock.sleep(for: duration) }
         sleeper = sleep
         pauseKind = kind
         await withTaskCancellationHandler { await sleep.value } onCancel: { sleep.cancel() }

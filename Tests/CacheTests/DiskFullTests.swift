@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: MIT
+import BlegateTestSupport
 @testable import Cache
 import Foundation
 import GRDB
@@ -24,15 +25,6 @@ struct DiskFullTests {
             while chunk.withUnsafeBytes({ write(fd, $0.baseAddress, size) }) == size {}
         }
         return path
-    }
-
-    private func waitFor(_ seconds: Double = 60, _ condition: () async throws -> Bool) async rethrows -> Bool {
-        let deadline = ContinuousClock.now + .seconds(seconds)
-        while ContinuousClock.now < deadline {
-            if try await condition() { return true }
-            try? await Task.sleep(for: .milliseconds(50))
-        }
-        return try await condition()
     }
 
     @Test("disk full: delivered records are pruned first, memory stays bounded and drops are counted, deliveries are not sent again, and writing resumes by itself",
@@ -94,7 +86,7 @@ struct DiskFullTests {
 
         // Space comes back: everything held is written, without being asked.
         try FileManager.default.removeItem(atPath: filler)
-        let recovered = await waitFor { cache.writeHealth.failingSince == nil && cache.bufferedCount == 0 }
+        let recovered = await eventually(timeout: 60) { cache.writeHealth.failingSince == nil && cache.bufferedCount == 0 }
         #expect(recovered, "\(cache.writeHealth)")
         try await cache.flush()
         let dropped = cache.writeHealth.dropped

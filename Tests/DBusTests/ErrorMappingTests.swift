@@ -75,9 +75,12 @@ struct ErrorMappingTests {
     func cancellation() async throws {
         let t = try await TestBus.start()
         defer { t.stop() }
+        // The server says when the call reached it, so the cancel hits a call in flight.
+        let started = AsyncStream<Void>.makeStream()
         let server = DBusObjectServer(connection: t.server)
         try server.add("/test", [DBusInterface("org.blegate.Test1", methods: [
             DBusMethod("Slow") { _ in
+                started.continuation.yield()
                 try await Task.sleep(for: .seconds(60))
                 return []
             },
@@ -88,7 +91,7 @@ struct ErrorMappingTests {
         let task = Task {
             try await client.call(destination: dest, path: "/test", interface: "org.blegate.Test1", member: "Slow", timeout: .seconds(120))
         }
-        try await Task.sleep(for: .milliseconds(50))
+        try await withTimeout(30, "the Slow call at the server") { for await _ in started.stream { return } }
         task.cancel()
         let result = await task.result
         #expect(throws: DBusError.self) { try result.get() }
@@ -99,9 +102,11 @@ struct ErrorMappingTests {
     @Test("losing the bus fails pending calls with Disconnected and is reported, the process lives on")
     func disconnect() async throws {
         let t = try await TestBus.start()
+        let started = AsyncStream<Void>.makeStream()
         let server = DBusObjectServer(connection: t.server)
         try server.add("/test", [DBusInterface("org.blegate.Test1", methods: [
             DBusMethod("Slow") { _ in
+                started.continuation.yield()
                 try await Task.sleep(for: .seconds(60))
                 return []
             },
@@ -112,7 +117,7 @@ struct ErrorMappingTests {
             try await client.call(destination: dest, path: "/test", interface: "org.blegate.Test1", member: "Slow", timeout: .seconds(120))
         }
         let signals = try await client.signals(matching: DBusMatchRule(interface: "org.blegate.Never"))
-        try await Task.sleep(for: .milliseconds(100))
+        try await withTimeout(30, "the Slow call at the server") { for await _ in started.stream { return } }
         t.bus.stop()  // the daemon goes away under both connections
         let reason = try await withTimeout(30, "disconnect report") { await client.disconnected() }
         #expect(!reason.isEmpty)

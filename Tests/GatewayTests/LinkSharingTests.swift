@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: MIT
+import BlegateTestSupport
 import BlueZ
 import DBus
 import Gateway
@@ -68,13 +69,9 @@ struct LinkSharingTests {
         return (bus, sim)
     }
 
+    /// Waits for `what` (60 s unless told), failing the test with its name when it never comes.
     func waitFor(_ what: String, timeout: Double = 60, _ condition: () async -> Bool) async throws {
-        for _ in 0..<Int(timeout * 10) {
-            if await condition() { return }
-            try await Task.sleep(for: .milliseconds(100))
-        }
-        Issue.record("timed out waiting for \(what)")
-        throw CancellationError()
+        try await eventually(what, seconds: timeout, every: .milliseconds(100), condition)
     }
 
     func streaming(_ m: StrapManager) -> [LinkStatus] { m.links.filter { $0.state == .streaming } }
@@ -172,8 +169,10 @@ struct LinkSharingTests {
             try await waitFor("the H10 streaming") { streaming(m).contains { $0.address == h10.address } }
             #expect(m.links.first { $0.address == only.address }?.state == .advertised)
             // Linked and delivering: its advertisements add nothing.
+            // Four more advertisements with heart rate go out while it streams.
             let before = sink.advertised(h10.address)
-            try await Task.sleep(for: .seconds(4))
+            let sent = sim.payloadLog.adverts(address: h10.address).count
+            try await waitFor("four advertisements from the linked H10") { sim.payloadLog.adverts(address: h10.address).count >= sent + 4 }
             #expect(sink.advertised(h10.address) == before, "advertisements while the link delivers")
             // On a hook: the broadcast goes on with a frozen frame, and gives nothing.
             _ = await sim.setWorn(only.address, worn: false)

@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: MIT
+import BlegateTestSupport
 import BlueZ
 import DBus
 import Gateway
@@ -17,13 +18,9 @@ struct SelfHealingTests {
         func receive(_ record: WearMetrics, kind: RecordKind) { count.add(1, ordering: .relaxed) }
     }
 
+    /// Waits for `what` (60 s unless told), failing the test with its name when it never comes.
     func waitFor(_ what: String, timeout: Double = 60, _ condition: () async -> Bool) async throws {
-        for _ in 0..<Int(timeout * 10) {
-            if await condition() { return }
-            try await Task.sleep(for: .milliseconds(100))
-        }
-        Issue.record("timed out waiting for \(what)")
-        throw CancellationError()
+        try await eventually(what, seconds: timeout, every: .milliseconds(100), condition)
     }
 
     @Test("a silent scan while straps wait power-cycles the adapter; straps come back once they advertise")

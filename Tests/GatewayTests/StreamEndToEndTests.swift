@@ -37,12 +37,44 @@ struct StreamEndToEndTests {
         try await withSimulatorOnPrivateBus(configure, body)
     }
 
+    /// Heart-rate lines on stdout so far per device, complete lines only (the stream may be
+    /// mid-line), for waiting; `streamed` checks them.
+    static func streamedSoFar(_ output: String) -> [String: Int] {
+        guard let end = output.lastIndex(of: "\n") else { return [:] }
+        var out: [String: Int] = [:]
+        for line in output[..<end].split(separator: "\n") {
+            guard let object = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any],
+                  object["source"] as? String == "ble_hrm", let meta = object["meta"] as? [String: String],
+                  meta["sensor_contact"] != nil, meta["hr_source"] != "advertisement",
+                  let device = object["device_id"] as? String else { continue }
+            out[device, default: 0] += 1
+        }
+        return out
+    }
+
+    /// Lets every strap send `count` more notifications: the traffic a phase of a test runs on.
+    static func traffic(_ sim: SimulatedBlueZ, _ count: Int = 40) async throws {
+        let before = sim.devices.map { sim.payloadLog.records(address: $0.address).count }
+        try await eventually("\(count) more notifications from every strap", seconds: 120) {
+            zip(sim.devices, before).allSatisfy { sim.payloadLog.records(address: $0.address).count >= $1 + count }
+        }
+    }
+
     /// Ends a run so that nothing is in flight: straps stop advertising and lose their
-    /// links (the simulator sends nothing while disconnected), then Ctrl-C.
-    static func finish(_ stream: BackgroundProcess, _ sim: SimulatedBlueZ) async throws {
+    /// links (the simulator sends nothing while disconnected); once the stream has printed
+    /// every heart rate sent (or `printed` says its output is complete), Ctrl-C.
+    static func finish(_ stream: BackgroundProcess, _ sim: SimulatedBlueZ, printed: (() -> Bool)? = nil) async throws {
         _ = await sim.stopAdvertising("*")
         _ = await sim.linkLoss("*")
-        try await Task.sleep(for: .seconds(2))
+        if let printed {
+            #expect(await eventually(timeout: 60) { printed() }, "the output never completed:\n\(stream.stdout.suffix(3000))")
+        } else {
+            let all = await eventually(timeout: 60) {
+                let got = streamedSoFar(stream.stdout)
+                return sim.devices.allSatisfy { d in (got[d.address] ?? 0) >= ((try? BeatRecord.sent(sim, d.address).beats.count) ?? 0) }
+            }
+            #expect(all, "not every heart rate sent reached stdout: \(streamedSoFar(stream.stdout))")
+        }
         stream.signal(SIGINT)
         let status = await stream.wait(timeout: 60)
         #expect(status == 0, "exit status \(String(describing: status)); stderr:\n\(stream.stderr)")
@@ -79,30 +111,30 @@ struct StreamEndToEndTests {
             let image = executablePath(of: stream.pid) ?? "?"
             #expect(image.hasSuffix("/blegate-stream"), "stream runs in \(image)")
 
-            try await Task.sleep(for: .seconds(12))
+            try await Self.traffic(sim)
             #expect(await sim.linkLoss(sim.devices[0].address) == 1)
             #expect(await sim.linkLoss(sim.devices[1].address) == 1)
             connects += 2
             #expect(await stream.waitForStderr("stream: connected ", count: connects, timeout: 60), "after link loss:\n\(stream.stderr)")
 
-            try await Task.sleep(for: .seconds(12))
+            try await Self.traffic(sim)
             _ = await sim.failConnect(sim.devices[2].address, count: 3)
             #expect(await sim.linkLoss(sim.devices[2].address) == 1)
             connects += 1
             #expect(await stream.waitForStderr("stream: connected ", count: connects, timeout: 90), "after Connect failures:\n\(stream.stderr)")
             #expect(stream.stderr.components("connect \(sim.devices[2].address) failed") >= 3, "\(stream.stderr)")
 
-            try await Task.sleep(for: .seconds(12))
+            try await Self.traffic(sim)
             await sim.restartDaemon(after: 1)
             connects += 5
             #expect(await stream.waitForStderr("stream: connected ", count: connects, timeout: 90), "after the restart:\n\(stream.stderr)")
             #expect(stream.stderr.contains("bluetoothd left the bus"))
 
-            try await Task.sleep(for: .seconds(12))
+            try await Self.traffic(sim)
             #expect(await sim.linkLoss("*") == 5)
             connects += 5
             #expect(await stream.waitForStderr("stream: connected ", count: connects, timeout: 90), "after losing every link:\n\(stream.stderr)")
-            try await Task.sleep(for: .seconds(12))
+            try await Self.traffic(sim)
 
             try await Self.finish(stream, sim)
             try Self.checkExact(stream, sim)
@@ -124,16 +156,16 @@ struct StreamEndToEndTests {
             var connects = 3
             #expect(await stream.waitForStderr("stream: connected ", count: connects, timeout: 60), "\(stream.stderr)")
             for round in 0..<2 {
-                try await Task.sleep(for: .seconds(11))
+                try await Self.traffic(sim)
                 #expect(await sim.linkLoss("*") == 3)
                 connects += 3
                 #expect(await stream.waitForStderr("stream: connected ", count: connects, timeout: 60), "round \(round):\n\(stream.stderr)")
             }
-            try await Task.sleep(for: .seconds(11))
+            try await Self.traffic(sim)
             await sim.restartDaemon(after: 1)
             connects += 3
             #expect(await stream.waitForStderr("stream: connected ", count: connects, timeout: 90), "after the restart:\n\(stream.stderr)")
-            try await Task.sleep(for: .seconds(11))
+            try await Self.traffic(sim)
             try await Self.finish(stream, sim)
             try Self.checkExact(stream, sim)
             #expect(stream.stderr.contains("via StartNotify"))
@@ -153,7 +185,8 @@ struct StreamEndToEndTests {
             #expect(await stream.waitForStderr("stream: connected ", count: 2, timeout: 60), "\(stream.stderr)")
             let image = executablePath(of: stream.pid) ?? "?"
             #expect(image.hasSuffix("/blegate"), "stream runs in \(image)")
-            try await Task.sleep(for: .seconds(2))
+            #expect(await eventually(timeout: 30) { stream.stdout.contains(sim.devices[0].name) && stream.stdout.contains(" HR ") },
+                    "\(stream.stdout)")
             stream.signal(SIGINT)
             #expect(await stream.wait(timeout: 60) == 0, "\(stream.stderr)")
             let watcher = try await DBusConnection.connect(bus.busAddress)
@@ -182,8 +215,20 @@ struct StreamEndToEndTests {
             let stream = try await BackgroundProcess.start(
                 "'\(BlegateBinary.path)' stream --bus '\(bus.address)' --device '\(target.address.lowercased())' --interval 2")
             #expect(await stream.waitForStderr("stream: connected ", count: 1, timeout: 60), "\(stream.stderr)")
-            try await Task.sleep(for: .seconds(7))
-            try await Self.finish(stream, sim)
+            func aggregates() -> [[String: Any]] {
+                let out = stream.stdout
+                guard let end = out.lastIndex(of: "\n") else { return [] }
+                return out[..<end].split(separator: "\n").compactMap {
+                    try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
+                }.filter { ($0["meta"] as? [String: String])?["interval_s"] == "2" }
+            }
+            func rr(_ lines: [[String: Any]]) -> [Double] { lines.flatMap { $0["rr_ms"] as? [Double] ?? [] } }
+            // Two aggregates of 2 s at least; then the end, once the last interval's aggregate
+            // holds every RR interval sent.
+            #expect(await eventually(timeout: 60) { aggregates().count >= 3 }, "\(stream.stdout)")
+            try await Self.finish(stream, sim) {
+                rr(aggregates()).count >= ((try? BeatRecord.sent(sim, target.address).beats.flatMap(\.rr).count) ?? 0)
+            }
             let lines = stream.stdout.split(separator: "\n").compactMap {
                 try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
             }
@@ -192,7 +237,7 @@ struct StreamEndToEndTests {
             #expect(Set(lines.compactMap { $0["device_id"] as? String }) == [target.address])
             // Every RR interval sent lands in some aggregate.
             let sentRR = try BeatRecord.sent(sim, target.address).beats.flatMap(\.rr)
-            let gotRR = hr.flatMap { $0["rr_ms"] as? [Double] ?? [] }
+            let gotRR = rr(hr)
             #expect(gotRR.count == sentRR.count, "aggregated \(gotRR.count) RR, sent \(sentRR.count)")
             #expect(!stream.stderr.contains(sim.devices[0].address))
         }

@@ -99,13 +99,11 @@ struct ClassEndToEndTests {
             report = try await f.status()
             #expect(refilled, "\(report.json())")
             print("class: unplugged \(Int(back.timeIntervalSince(unplugged))) s, full again \(String(format: "%.1f", Date().timeIntervalSince(back))) s after the replug")
-            try await Task.sleep(for: .seconds(10))
+            try await traffic(sim, 10, from: streaming(report).map(\.address))
 
             // The end: quiet, delivered, SIGTERM.
             let classEnd = Date()
-            _ = await sim.stopAdvertising("*")
-            _ = await sim.linkLoss("*")
-            try await Task.sleep(for: .seconds(3))
+            try await f.quiet(sim)
             let drained = try await eventually(timeout: 120) { try await f.status().outbox.pending == 0 }
             #expect(drained)
             run.signal(SIGTERM)

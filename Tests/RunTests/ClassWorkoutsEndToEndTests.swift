@@ -69,7 +69,8 @@ struct ClassWorkoutsEndToEndTests {
             try await backend.endOutage()
             #expect(await backend.wait(timeout: .seconds(60)) { $0.workouts.count == 5 })
             #expect(await eventually(timeout: 60) { ((try? await f.status())?.outbox.pending ?? 1) == 0 })
-            try await Task.sleep(for: .seconds(3))
+            // Every workout made is delivered: none left to arrive later as a second one.
+            #expect(await eventually(timeout: 60) { (try? await f.status())?.outbox.pendingWorkouts == 0 })
 
             let workouts = backend.store.workouts
             #expect(workouts.count == 5, "exactly one workout per strap")

@@ -65,15 +65,15 @@ struct GatewayEndToEndTests {
 
             // A 30 s outage; mid-way, SIGKILL with records committed but not delivered.
             await backend.outage(for: .seconds(30))
-            try await Task.sleep(for: .seconds(8))
-            try await quiet(sim)
+            #expect(await eventually(timeout: 25) { ((try? await f.status())?.outbox.pending ?? 0) >= 50 }, "records pile up in the outage")
+            try await quiet(f, sim)
             let pendingBeforeKill = try await f.status().outbox.pending
             #expect(pendingBeforeKill > 0, "the outage left records pending")
             run.signal(SIGKILL)
             #expect(await run.wait(timeout: 30) != nil)
             run = try await restart(f, bus, sim)
             #expect(await eventually(timeout: 60) { await backend.isListening }, "outage over")
-            try await Task.sleep(for: .seconds(10))
+            try await traffic(sim, 10)
 
             // SIGKILL while a slow request is in flight: the backend may store the batch
             // and answer a dead process; the restarted gateway sends it again. A 503 asking
@@ -81,7 +81,7 @@ struct GatewayEndToEndTests {
             // request to be slow once the 6 s are over.
             backend.faults.add(.status(503, retryAfter: "6", count: 1))
             #expect(await eventually(timeout: 60) { requests(503) >= 1 })
-            try await quiet(sim)
+            try await quiet(f, sim)
             let requestsBefore = backend.store.requests.count
             #expect(try await f.status().outbox.pending > 0, "records wait out the Retry-After")
             backend.faults.add(.delay(.seconds(3), count: 1))
@@ -89,13 +89,12 @@ struct GatewayEndToEndTests {
             #expect(arrived, "a request reached the slow backend")
             run.signal(SIGKILL)
             #expect(await run.wait(timeout: 30) != nil)
-            try await Task.sleep(for: .seconds(4))
-            #expect(backend.store.requests.count > requestsBefore)
+            #expect(await eventually(timeout: 30) { backend.store.requests.count > requestsBefore })
             run = try await restart(f, bus, sim)
-            try await Task.sleep(for: .seconds(10))
+            try await traffic(sim, 10)
 
             // The end: straps quiet, everything delivered, SIGTERM.
-            try await quiet(sim)
+            try await quiet(f, sim)
             let drained = try await eventually(timeout: 120) { try await f.status().outbox.pending == 0 }
             let final = try await f.status()
             #expect(drained, "\(final.json())")
@@ -134,12 +133,10 @@ struct GatewayEndToEndTests {
         }
     }
 
-    /// Straps stop advertising and lose their links, then the gateway gets time to
-    /// commit what it received (group commits every 250 ms).
-    func quiet(_ sim: SimulatedBlueZ) async throws {
-        _ = await sim.stopAdvertising("*")
-        _ = await sim.linkLoss("*")
-        try await Task.sleep(for: .seconds(3))
+    /// Straps stop advertising and lose their links, and the gateway has committed what it
+    /// received (`RunFixture.quiet`).
+    func quiet(_ f: RunFixture, _ sim: SimulatedBlueZ) async throws {
+        try await f.quiet(sim)
     }
 
     /// A new gateway on the same state directory, and the straps back.

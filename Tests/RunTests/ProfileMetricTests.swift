@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: MIT
+import BlegateTestSupport
 import Cache
 import Foundation
 import GATT
@@ -90,10 +91,7 @@ struct ProfileMetricTests {
         sink.receive(stranger, kind: .measurement)
         try await cache.flush()
 
-        let deadline = ContinuousClock.now + .seconds(30)
-        while try await cache.documents(kind: .profileMetric).count < 5, ContinuousClock.now < deadline {
-            try await Task.sleep(for: .milliseconds(20))
-        }
+        _ = try await eventually(timeout: 30, every: .milliseconds(20)) { try await cache.documents(kind: .profileMetric).count >= 5 }
         let stored = try await cache.documents(kind: .profileMetric)
         #expect(stored.count == 5)   // height + weight from WSS; body fat + weight + height from BCS
         let weights = try await cache.latestWeights()

@@ -71,6 +71,21 @@ struct RunFixture {
         await shell("\(blegate) \(arguments) --config '\(configPath)' 2>&1")
     }
 
+    /// Straps stop advertising and lose their links; returns once the gateway shows every
+    /// strap disconnected (each link's queued notifications are read before its loss is
+    /// handled) and nothing buffered, so every record it received is committed.
+    func quiet(_ sim: SimulatedBlueZ) async throws {
+        _ = await sim.stopAdvertising("*")
+        _ = await sim.linkLoss("*")
+        var last: StatusReport?
+        let settled = await eventually(timeout: 60) {
+            last = try? await status()
+            guard let s = last else { return false }
+            return s.devices.allSatisfy { !$0.connected } && s.outbox.buffered == 0
+        }
+        #expect(settled, "still connected or buffered: \(last?.json() ?? "no status")")
+    }
+
     func status() async throws -> StatusReport {
         let (out, code) = await shell("\(blegate) status --json --config '\(configPath)'")
         #expect(code == 0, "status exit \(code): \(out)")
@@ -87,18 +102,20 @@ extension BeatRecord {
     }
 }
 
+/// Lets each strap in `addresses` (every strap unless told) send `count` more notifications:
+/// the traffic a phase of a test runs on, however slow the machine.
+func traffic(_ sim: SimulatedBlueZ, _ count: Int, from addresses: [String]? = nil) async throws {
+    let straps = addresses ?? sim.devices.map(\.address)
+    let before = straps.map { sim.payloadLog.records(address: $0).count }
+    let sent = await eventually(timeout: 120) {
+        zip(straps, before).allSatisfy { sim.payloadLog.records(address: $0).count >= $1 + count }
+    }
+    #expect(sent, "\(count) more notifications from each of \(straps.count) straps")
+}
+
 /// Runs `body` with the simulator on a private bus (the shared harness).
 func withSimulator(_ configure: (inout SimulatorConfiguration) -> Void,
                    _ body: (PrivateBus, SimulatedBlueZ) async throws -> Void) async throws {
     try await withSimulatorOnPrivateBus(configure, body)
 }
 
-/// Waits until `condition` holds (checked every 200 ms); false after `timeout` seconds.
-func eventually(timeout: Double, _ condition: () async throws -> Bool) async rethrows -> Bool {
-    let deadline = ContinuousClock.now + .milliseconds(Int64(timeout * 1000))
-    while ContinuousClock.now < deadline {
-        if try await condition() { return true }
-        try? await Task.sleep(for: .milliseconds(200))
-    }
-    return try await condition()
-}

@@ -113,14 +113,6 @@ struct TwoGatewaysEndToEndTests {
                 return n
             }
         }
-        func eventually(_ seconds: Double, _ condition: () async throws -> Bool) async rethrows -> Bool {
-            let deadline = ContinuousClock.now + .seconds(seconds)
-            while ContinuousClock.now < deadline {
-                if try await condition() { return true }
-                try? await Task.sleep(for: .milliseconds(250))
-            }
-            return try await condition()
-        }
 
         // Room A's simulator has 5 straps, room B's the first 3 of the same seed: the same
         // addresses, so 3 straps are heard by both rooms and 2 by room A only.
@@ -130,7 +122,7 @@ struct TwoGatewaysEndToEndTests {
                 let runB = try await b.run(bus: busB.address)
                 defer { runA.signal(SIGKILL); runB.signal(SIGKILL) }
 
-                #expect(try await eventually(90) {
+                #expect(try await eventually(timeout: 90) {
                     let na = try await serverCount("room-a")
                     let nb = try await serverCount("room-b")
                     return na >= 20 && nb >= 1
@@ -140,19 +132,19 @@ struct TwoGatewaysEndToEndTests {
                 server.signal(SIGKILL)
                 _ = await server.wait(timeout: 10)
                 // While it is down, both rooms keep measuring into their outboxes.
-                #expect(await eventually(60) {
+                #expect(await eventually(timeout: 60) {
                     let pa = await a.outbox()?.pending ?? 0
                     let pb = await b.outbox()?.pending ?? 0
                     return pa >= 10 && pb >= 5
                 })
                 (server, port) = try await Self.startServer(database, port: port)
                 let before = try await serverCount("room-a")
-                #expect(try await eventually(60) { try await serverCount("room-a") > before + 10 }, "the restarted server receives again")
+                #expect(try await eventually(timeout: 60) { try await serverCount("room-a") > before + 10 }, "the restarted server receives again")
 
                 // The straps stop; everything measured reaches the server.
                 await simB.stop()
                 await simA.stop()
-                #expect(await eventually(90) {
+                #expect(await eventually(timeout: 90) {
                     guard let oa = await a.outbox(), let ob = await b.outbox() else { return false }
                     return oa.pending == 0 && ob.pending == 0
                 }, "both outboxes drain")

@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: MIT
+import BlegateTestSupport
 import DBus
 import Testing
 @testable import Simulator

@@ -1,3 +1,4 @@
+import BlegateTestSupport
 #if canImport(Glibc)
 import Glibc
 #endif

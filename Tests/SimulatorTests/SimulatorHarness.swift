@@ -1,3 +1,4 @@
+import BlegateTestSupport
 import DBus
 import Simulator
 import Testing
@@ -110,17 +111,6 @@ func withSimulator(_ configure: (inout SimulatorConfiguration) -> Void = { _ in 
 struct TestFailure: Error, CustomStringConvertible {
     var description: String
     init(_ d: String) { description = d }
-}
-
-/// Polls `condition` every 50 ms until it holds; fails after `seconds`.
-func eventually(_ what: String, seconds: Double = 20, _ condition: () async throws -> Bool) async throws {
-    let clock = ContinuousClock()
-    let deadline = clock.now + .seconds(seconds)
-    while clock.now < deadline {
-        if try await condition() { return }
-        try await Task.sleep(for: .milliseconds(50))
-    }
-    throw TestFailure("timed out waiting for \(what)")
 }
 
 /// The next `count` signals of a stream, failing after `seconds`.

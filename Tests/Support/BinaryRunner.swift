@@ -85,12 +85,12 @@ public struct BackgroundProcess: Sendable {
 
     /// Waits up to `timeout` seconds for the command to end; returns its exit status.
     public func wait(timeout: Double) async -> Int32? {
-        let steps = Int(timeout * 10)
-        for _ in 0..<max(1, steps) {
-            if let s = readFile(statusPath), let v = Int32(s.trimmingCharacters(in: .whitespacesAndNewlines)) { return v }
-            try? await Task.sleep(for: .milliseconds(100))
+        var status: Int32?
+        _ = await eventually(timeout: timeout) {
+            status = readFile(statusPath).flatMap { Int32($0.trimmingCharacters(in: .whitespacesAndNewlines)) }
+            return status != nil
         }
-        return nil
+        return status
     }
 
     public var stdout: String { readFile(stdoutPath) ?? "" }
@@ -98,20 +98,12 @@ public struct BackgroundProcess: Sendable {
 
     /// Waits until stdout contains `text` `count` times (checked every 100 ms).
     public func waitForStdout(_ text: String, count: Int = 1, timeout: Double) async -> Bool {
-        for _ in 0..<Int(timeout * 10) {
-            if stdout.components(text) >= count { return true }
-            try? await Task.sleep(for: .milliseconds(100))
-        }
-        return false
+        await eventually(timeout: timeout) { stdout.components(text) >= count }
     }
 
     /// Waits until stderr contains `text` (checked every 100 ms).
     public func waitForStderr(_ text: String, count: Int = 1, timeout: Double) async -> Bool {
-        for _ in 0..<Int(timeout * 10) {
-            if stderr.components(text) >= count { return true }
-            try? await Task.sleep(for: .milliseconds(100))
-        }
-        return false
+        await eventually(timeout: timeout) { stderr.components(text) >= count }
     }
 }
 

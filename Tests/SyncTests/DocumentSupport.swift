@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: MIT
+import BlegateTestSupport
 import Cache
 import Outbox
 import Sync
@@ -70,13 +71,8 @@ struct DocumentHarness {
     }
 
     /// Waits until the cache has nothing pending of either kind.
-    func waitForDocuments(timeout: Duration = .seconds(30)) async throws -> Bool {
-        let deadline = ContinuousClock.now + timeout
-        while ContinuousClock.now < deadline {
-            if try await cache.documentCounts().values.allSatisfy({ $0.pending == 0 }) { return true }
-            try await Task.sleep(for: .milliseconds(20))
-        }
-        return false
+    func waitForDocuments(timeout: Double = 30) async throws -> Bool {
+        try await eventually(timeout: timeout, every: .milliseconds(20)) { try await cache.documentCounts().values.allSatisfy { $0.pending == 0 } }
     }
 
     /// Stops the engine and the client; the backend and the cache stay.

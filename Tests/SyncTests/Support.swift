@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: MIT
+import BlegateTestSupport
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -27,17 +28,12 @@ final class EventLog: Sendable {
     var all: [SyncEvent] { store.events.withLock { $0 } }
 
     /// Waits until `condition` holds over the events so far; false after `timeout`.
-    func wait(timeout: Duration = .seconds(30), until condition: ([SyncEvent]) -> Bool) async -> Bool {
-        let deadline = ContinuousClock.now + timeout
-        while ContinuousClock.now < deadline {
-            if condition(all) { return true }
-            try? await Task.sleep(for: .milliseconds(10))
-        }
-        return condition(all)
+    func wait(timeout: Double = 30, until condition: ([SyncEvent]) -> Bool) async -> Bool {
+        await eventually(timeout: timeout, every: .milliseconds(10)) { condition(all) }
     }
 
     /// The engine finished a pass with nothing left: every report before it is in the log.
-    func waitForCaughtUp(timeout: Duration = .seconds(30)) async -> Bool {
+    func waitForCaughtUp(timeout: Double = 30) async -> Bool {
         await wait(timeout: timeout) { $0.contains { if case .caughtUp = $0 { true } else { false } } }
     }
 
@@ -67,20 +63,16 @@ struct Harness {
         let client = try BackendClient(baseURL: backend.baseURL, token: token, requestTimeout: .seconds(10), connectTimeout: .seconds(2))
         let engine = SyncEngine(outbox: outbox, client: client,
                                 configuration: SyncConfiguration(gatewayID: "gym-test-1", sink: sink, batchSize: batchSize,
-                                                                 interval: interval, backoff: backoff))
+                                                                 interval: interval, backoff: backoff),
+                                clock: clock)
         let log = EventLog(engine.events())
         let run = Task { try await engine.run() }
         return Harness(backend: backend, outbox: outbox, client: client, engine: engine, log: log, run: run)
     }
 
     /// Waits until the outbox has nothing pending.
-    func waitForCaughtUp(timeout: Duration = .seconds(30)) async -> Bool {
-        let deadline = ContinuousClock.now + timeout
-        while ContinuousClock.now < deadline {
-            if await outbox.pendingCount == 0 { return true }
-            try? await Task.sleep(for: .milliseconds(10))
-        }
-        return await outbox.pendingCount == 0
+    func waitForCaughtUp(timeout: Double = 30) async -> Bool {
+        await eventually(timeout: timeout, every: .milliseconds(10)) { await outbox.pendingCount == 0 }
     }
 
     func finish() async {

@@ -2,6 +2,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import BlegateTestSupport
 import Outbox
 import Sync
 import TestBackend
@@ -180,7 +181,8 @@ struct SyncEngineTests {
         defer { dir.remove() }
         let file = dir.write("token", "wrong-token\n")
         let records = SyntheticRecords.heartRate(count: 40)
-        let h = try await Harness.start(records: records, token: TokenStore(file: file))
+        let clock = ManualClock()
+        let h = try await Harness.start(records: records, token: TokenStore(file: file), clock: clock)
         #expect(await h.log.wait { $0.contains { if case .unauthorized = $0 { true } else { false } } })
         let status = await h.engine.status
         guard case let .unauthorized(reason) = status.state else {
@@ -192,12 +194,18 @@ struct SyncEngineTests {
         #expect(reason.contains(file))
         #expect(!reason.contains("wrong-token"))
         #expect(status.lastErrors.allSatisfy { !$0.message.contains("wrong-token") })
-        // It stays paused: a few intervals later nothing more was sent.
-        try await Task.sleep(for: .milliseconds(700))
+        // It stays paused: five intervals later, each ended by the engine going back to
+        // sleep, nothing more was sent.
+        for _ in 0..<5 {
+            #expect(await eventually(timeout: 30, every: .milliseconds(10)) { clock.sleepers == 1 })
+            clock.advance(by: .milliseconds(200))
+        }
+        #expect(await eventually(timeout: 30, every: .milliseconds(10)) { clock.sleepers == 1 })
         #expect(h.backend.store.requests.filter { $0.path == "/api/v1/metrics" }.count == 1)
         #expect(await h.outbox.pendingCount == 40)
 
         dir.write("token", Harness.token + "\n")
+        clock.advance(by: .milliseconds(200))
         #expect(await h.waitForCaughtUp())
         #expect(h.backend.store.records.count == 40)
         #expect(h.log.all.contains { if case .tokenReloaded = $0 { true } else { false } })
@@ -250,7 +258,7 @@ struct SyncEngineTests {
         let status = await h.engine.status
         // Connections cut by the outage may fail first; a refused one must be among them.
         #expect(status.lastErrors.contains { $0.message.contains("unreachable") }, "\(status.lastErrors)")
-        #expect(await h.waitForCaughtUp(timeout: .seconds(60)))
+        #expect(await h.waitForCaughtUp(timeout: 60))
         let stored = h.backend.store.records
         #expect(stored.count == 600)
         #expect(Set(stored.map(\.id)).count == 600)

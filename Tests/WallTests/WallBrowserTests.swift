@@ -204,12 +204,3 @@ func freeLoopbackPort() throws -> Int {
     return Int(UInt16(bigEndian: addr.sin_port))
 }
 
-/// Waits until `condition` holds (checked every 250 ms); false after `timeout` seconds.
-func eventually(timeout: Double, _ condition: () async throws -> Bool) async rethrows -> Bool {
-    let deadline = ContinuousClock.now + .milliseconds(Int64(timeout * 1000))
-    while ContinuousClock.now < deadline {
-        if try await condition() { return true }
-        try? await Task.sleep(for: .milliseconds(250))
-    }
-    return try await condition()
-}
