@@ -61,11 +61,16 @@ struct StreamEndToEndTests {
     }
 
     /// Ends a run so that nothing is in flight: straps stop advertising and lose their
-    /// links (the simulator sends nothing while disconnected); once the stream has printed
-    /// every heart rate sent (or `printed` says its output is complete), Ctrl-C.
+    /// links (the simulator sends nothing while disconnected); once the stream has reported
+    /// the losses (each link's queued notifications, malformed ones included, are read
+    /// before its loss is handled) and printed every heart rate sent (or `printed` says its
+    /// output is complete), Ctrl-C.
     static func finish(_ stream: BackgroundProcess, _ sim: SimulatedBlueZ, printed: (() -> Bool)? = nil) async throws {
+        let lostBefore = stream.stderr.components(" disconnected (")
         _ = await sim.stopAdvertising("*")
-        _ = await sim.linkLoss("*")
+        let lost = await sim.linkLoss("*")
+        // Not asserted here: the summary checks below say what was missed if one never comes.
+        _ = await eventually(timeout: 30) { stream.stderr.components(" disconnected (") >= lostBefore + lost }
         if let printed {
             #expect(await eventually(timeout: 60) { printed() }, "the output never completed:\n\(stream.stdout.suffix(3000))")
         } else {
