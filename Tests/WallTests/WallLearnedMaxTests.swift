@@ -62,11 +62,11 @@ struct WallLearnedMaxTests {
             var run = try await BackgroundProcess.start(command)
             #expect(await run.waitForStdout("] connected ", count: straps, timeout: 90), "\(run.stdout)")
             // Beyond the 30 s hold, from the first heart rates: every hard worker's tile uses
-            // a learned maximum (no estimate, no percentage far above 100).
+            // a learned maximum of 110 or more (no estimate; hr × 100 / pct is the maximum).
             var before: [(id: String, hr: Int, pct: Int, est: Bool)] = []
             let learnedInTime = try await eventually(timeout: 150, every: .seconds(1)) {
                 before = try await hardWorkers()
-                return !before.isEmpty && before.allSatisfy { $0.pct < 125 && !$0.est }
+                return !before.isEmpty && before.allSatisfy { $0.pct > 0 && $0.pct < 125 && !$0.est && Double($0.hr) * 100 / Double($0.pct) >= 110 }
             }
             #expect(learnedInTime, "tiles above max_hr 100 still estimated: \(before)")
             run.signal(SIGTERM)
