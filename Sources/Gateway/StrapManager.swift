@@ -4,6 +4,7 @@ import DBus
 import NotifySocket
 import LinkPolicy
 import Synchronization
+import Timing
 import WearMetrics
 
 /// Keeps every wanted strap connected and streaming, and turns what they send into
