@@ -109,11 +109,20 @@ let package = Package(
                 .product(name: "NIOPosix", package: "swift-nio"),
             ]
         ),
+        // The HTTP listener both backends start the same way (the test backend, blegate-server).
+        .target(
+            name: "HTTPListening",
+            dependencies: [
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ]
+        ),
         // A loopback implementation of the backend contract with fault injection, for tests.
         .target(
             name: "TestBackend",
             dependencies: [
-                "Outbox", "WearMetrics", "Timing",
+                "Outbox", "WearMetrics", "Timing", "HTTPListening",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -161,7 +170,7 @@ let package = Package(
         .target(
             name: "BlegateServer",
             dependencies: [
-                "JSON", "Outbox",
+                "JSON", "Outbox", "HTTPListening",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "Crypto", package: "swift-crypto"),

@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: MIT
+import HTTPListening
 import Hummingbird
 import Logging
 import PostgresNIO
@@ -52,7 +53,7 @@ public final class BlegateServer: Sendable {
     /// Migrates, starts listening in the background and returns the bound port.
     @discardableResult
     public func start() async throws -> Int {
-        let started = PortSignal()
+        let started = BoundPort()
         let group = makeGroup(signals: [], started: started)
         let task = Task { try await group.run() }
         running.withLock { $0 = (group, task) }
@@ -74,7 +75,7 @@ public final class BlegateServer: Sendable {
         _ = try? await task.value
     }
 
-    private func makeGroup(signals: [UnixSignal], started: PortSignal?) -> ServiceGroup {
+    private func makeGroup(signals: [UnixSignal], started: BoundPort?) -> ServiceGroup {
         let http = HTTPService(server: self, started: started)
         return ServiceGroup(configuration: .init(
             services: [.init(service: client), .init(service: http, successTerminationBehavior: .gracefullyShutdownGroup,
@@ -85,7 +86,7 @@ public final class BlegateServer: Sendable {
     /// Applies migrations, then serves HTTP.
     private struct HTTPService: Service {
         let server: BlegateServer
-        let started: PortSignal?
+        let started: BoundPort?
 
         func run() async throws {
             do {
@@ -96,53 +97,13 @@ public final class BlegateServer: Sendable {
                 throw error
             }
             let c = server.configuration
-            let app = Application(
+            try await ListeningService(
                 responder: ServerResponder(store: server.store, logger: server.logger),
-                configuration: .init(address: .hostname(c.host, port: c.port), serverName: "blegate-server", reuseAddress: true),
-                onServerRunning: { [started, logger = server.logger] channel in
-                    let port = channel.localAddress?.port ?? 0
+                host: c.host, port: c.port, serverName: "blegate-server", bound: started ?? BoundPort(), logger: server.logger,
+                onListening: { [logger = server.logger] port in
                     logger.info("blegate-server listening on \(c.host):\(port), database \(c.database)")
-                    started?.resolve(.success(port))
-                },
-                logger: server.logger
-            )
-            do {
-                try await app.runService()
-            } catch {
-                started?.resolve(.failure(error))
-                throw error
-            }
-            started?.resolve(.failure(NotListening()))
-        }
-    }
-
-    struct NotListening: Error, CustomStringConvertible {
-        var description: String { "blegate-server stopped before it listened" }
-    }
-}
-
-/// Resolves once: the bound port, or why the server did not start.
-final class PortSignal: Sendable {
-    private let state = Mutex<(result: Result<Int, any Error>?, waiter: CheckedContinuation<Int, any Error>?)>((nil, nil))
-
-    func resolve(_ result: Result<Int, any Error>) {
-        let waiter = state.withLock { s -> CheckedContinuation<Int, any Error>? in
-            guard s.result == nil else { return nil }
-            s.result = result
-            defer { s.waiter = nil }
-            return s.waiter
-        }
-        waiter?.resume(with: result)
-    }
-
-    func wait() async throws -> Int {
-        try await withCheckedThrowingContinuation { c in
-            let ready = state.withLock { s -> Result<Int, any Error>? in
-                if let r = s.result { return r }
-                s.waiter = c
-                return nil
-            }
-            if let ready { c.resume(with: ready) }
+                }
+            ).run()
         }
     }
 }

@@ -100,37 +100,5 @@ enum Validation {
 
     static func isUUID(_ s: String) -> Bool { ContractUUID.isValid(s) }
 
-    /// `YYYY-MM-DDTHH:MM:SS`, an optional fraction, then `Z` or an offset; month, day and
-    /// hour in range so PostgreSQL's cast cannot fail on it.
-    static func isTimestamp(_ s: String) -> Bool {
-        let u = Array(s.utf8)
-        guard u.count >= 20, u.count <= 40 else { return false }
-        let digits: [Int] = [0, 1, 2, 3, 5, 6, 8, 9, 11, 12, 14, 15, 17, 18]
-        guard digits.allSatisfy({ u[$0] >= 0x30 && u[$0] <= 0x39 }),
-              u[4] == UInt8(ascii: "-"), u[7] == UInt8(ascii: "-"), u[10] == UInt8(ascii: "T"),
-              u[13] == UInt8(ascii: ":"), u[16] == UInt8(ascii: ":") else { return false }
-        func n(_ a: Int, _ b: Int) -> Int { Int(u[a] - 0x30) * 10 + Int(u[b] - 0x30) }
-        guard (1...12).contains(n(5, 6)), (1...28).contains(n(8, 9)) || (29...31).contains(n(8, 9)) && dayFits(u),
-              n(11, 12) < 24, n(14, 15) < 60, n(17, 18) < 60 else { return false }
-        var i = 19
-        if u[i] == UInt8(ascii: ".") {
-            i += 1
-            let start = i
-            while i < u.count, u[i] >= 0x30, u[i] <= 0x39 { i += 1 }
-            guard i > start else { return false }
-        }
-        let rest = u[i...]
-        if rest.count == 1 { return rest.first == UInt8(ascii: "Z") }
-        guard rest.count == 6, rest.first == UInt8(ascii: "+") || rest.first == UInt8(ascii: "-") else { return false }
-        return rest.dropFirst().enumerated().allSatisfy { k, c in k == 2 ? c == UInt8(ascii: ":") : (c >= 0x30 && c <= 0x39) }
-    }
-
-    private static func dayFits(_ u: [UInt8]) -> Bool {
-        let year = (0..<4).reduce(0) { $0 * 10 + Int(u[$1] - 0x30) }
-        let month = Int(u[5] - 0x30) * 10 + Int(u[6] - 0x30)
-        let day = Int(u[8] - 0x30) * 10 + Int(u[9] - 0x30)
-        let leap = year % 4 == 0 && (year % 100 != 0 || year % 400 == 0)
-        let days = [31, leap ? 29 : 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31][month - 1]
-        return day <= days
-    }
+    static func isTimestamp(_ s: String) -> Bool { ContractTimestamp.isValid(s) }
 }

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: MIT
+import HTTPListening
 import Hummingbird
 import Logging
 import NIOCore
 import ServiceLifecycle
-import Synchronization
 
 /// The HTTP listener, which can be closed and reopened on the same port: an outage where
 /// connecting is refused, as when a backend's host or load balancer is down, not merely
@@ -55,14 +55,9 @@ actor Listener {
     }
 
     private func start() async throws -> Int {
-        let started = StartSignal()
-        let app = Application(
-            responder: responder,
-            configuration: .init(address: .hostname(host, port: port), reuseAddress: true),
-            onServerRunning: { channel in started.resolve(.success(channel.localAddress?.port ?? 0)) },
-            logger: logger
-        )
-        let group = ServiceGroup(configuration: .init(services: [app], gracefulShutdownSignals: [], logger: logger))
+        let started = BoundPort()
+        let http = ListeningService(responder: responder, host: host, port: port, bound: started, logger: logger)
+        let group = ServiceGroup(configuration: .init(services: [http], gracefulShutdownSignals: [], logger: logger))
         self.group = group
         // Detached: a task started from a request handler (an admin-triggered outage) would
         // otherwise inherit the old server's graceful-shutdown task-locals.
@@ -102,31 +97,5 @@ actor Listener {
             g.cancelAll()
         }
         await task.value
-    }
-}
-
-/// Resolves once, whichever comes first: the server is listening, or it failed.
-final class StartSignal: Sendable {
-    private let state = Mutex<(result: Result<Int, any Error>?, waiter: CheckedContinuation<Int, any Error>?)>((nil, nil))
-
-    func resolve(_ result: Result<Int, any Error>) {
-        let waiter = state.withLock { s -> CheckedContinuation<Int, any Error>? in
-            guard s.result == nil else { return nil }
-            s.result = result
-            defer { s.waiter = nil }
-            return s.waiter
-        }
-        waiter?.resume(with: result)
-    }
-
-    func wait() async throws -> Int {
-        try await withCheckedThrowingContinuation { c in
-            let ready = state.withLock { s -> Result<Int, any Error>? in
-                if let r = s.result { return r }
-                s.waiter = c
-                return nil
-            }
-            if let ready { c.resume(with: ready) }
-        }
     }
 }

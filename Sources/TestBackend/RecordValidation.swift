@@ -42,15 +42,5 @@ enum RecordValidation {
 
     static func isUUID(_ s: String) -> Bool { ContractUUID.isValid(s) }
 
-    /// `YYYY-MM-DDTHH:MM:SS` followed by optional fraction and `Z` or an offset.
-    static func isTimestamp(_ s: String) -> Bool {
-        let u = Array(s.utf8)
-        guard u.count >= 20 else { return false }
-        let digits: [Int] = [0, 1, 2, 3, 5, 6, 8, 9, 11, 12, 14, 15, 17, 18]
-        guard digits.allSatisfy({ u[$0] >= 0x30 && u[$0] <= 0x39 }),
-              u[4] == UInt8(ascii: "-"), u[7] == UInt8(ascii: "-"), u[10] == UInt8(ascii: "T"),
-              u[13] == UInt8(ascii: ":"), u[16] == UInt8(ascii: ":") else { return false }
-        let last = u[u.count - 1]
-        return last == UInt8(ascii: "Z") || u[u.count - 6] == UInt8(ascii: "+") || u[u.count - 6] == UInt8(ascii: "-")
-    }
+    static func isTimestamp(_ s: String) -> Bool { ContractTimestamp.isValid(s) }
 }
