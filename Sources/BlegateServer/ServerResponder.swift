@@ -15,9 +15,19 @@ struct ServerResponder: HTTPResponder {
 
     static let maximumBody = 64 << 20
 
+    /// How long a request may take, the database's answers included, before it is answered
+    /// 503: shorter than a gateway's own deadline for an exchange (30 s), so a database that
+    /// is down (PostgreSQL's pool keeps a request waiting for a connection for up to a
+    /// minute) or stuck reaches the gateway as "retry later", not as a timeout.
+    static let deadline: Duration = .seconds(15)
+
+    struct DeadlineExceeded: Error, CustomStringConvertible {
+        var description: String { "no answer from the database within \(ServerResponder.deadline)" }
+    }
+
     func respond(to request: Request, context: Context) async throws -> Response {
         do {
-            return try await route(request)
+            return try await Self.within(Self.deadline) { try await route(request) }
         } catch let error as HTTPError {
             return Self.json(Int(error.status.code), Self.error(error.body ?? "\(error.status)"))
         } catch {
@@ -152,6 +162,20 @@ struct ServerResponder: HTTPResponder {
     }
 
     // MARK: Helpers
+
+    /// `body`'s answer, or `DeadlineExceeded` once `limit` has passed (`body` is cancelled).
+    static func within<T: Sendable>(_ limit: Duration, _ body: @escaping @Sendable () async throws -> T) async throws -> T {
+        try await withThrowingTaskGroup(of: T?.self) { group in
+            group.addTask { try await body() }
+            group.addTask {
+                try await Task.sleep(for: limit)
+                return nil
+            }
+            defer { group.cancelAll() }
+            guard let first = try await group.next(), let value = first else { throw DeadlineExceeded() }
+            return value
+        }
+    }
 
     static func json(_ g: ServerStore.GatewayInfo) -> JSONValue {
         .object([

@@ -9,122 +9,65 @@ import Simulator
 import Testing
 
 /// Two rooms, each a `blegate run` with its own simulated BlueZ, three straps heard by both,
-/// sending to one blegate-server process that is SIGKILLed mid-run and restarted. Ground
-/// truth is each gateway's own cache: every record it measured is on the server once, or
-/// answered as the other gateway's second; nothing is lost and nothing stored twice.
+/// sending to one blegate-server process that is SIGKILLed mid-run and restarted, while a
+/// class runs in both rooms. Ground truth is each gateway's own cache: every record it
+/// measured is on the server once, or answered as the other gateway's second; every workout
+/// it made is on the server once, and each member's workouts of the class from both rooms
+/// are one merged workout (docs/server.md, "Workouts heard by two gateways").
 @Suite("blegate-server with two blegate run gateways", .serialized)
 struct TwoGatewaysEndToEndTests {
     static let seed: UInt64 = 11
+    static let className = "Spin 07:00"
 
-    struct Room {
-        let id: String
-        let dir: String
-        var config: String { dir + "/blegate.toml" }
-        var blegate: String { "'\(BlegateBinary.path)'" }
-
-        init(id: String, backend: String, token: String) throws {
-            self.id = id
-            var template = Array("/tmp/blegate-server-e2e.XXXXXX".utf8CString)
-            guard let d = template.withUnsafeMutableBufferPointer({ mkdtemp($0.baseAddress!) }).map({ String(cString: $0) }) else {
-                throw TestSupportError("mkdtemp failed")
-            }
-            dir = d
-            try (token + "\n").write(toFile: d + "/token", atomically: true, encoding: .utf8)
-            chmod(d + "/token", 0o600)
-            try """
-                [gateway]
-                id = "\(id)"
-                state_directory = "\(d)"
-                [status]
-                socket = "\(d)/status.sock"
-                [backend]
-                url = "\(backend)"
-                token_file = "\(d)/token"
-                interval = "500ms"
-                [display]
-                listen = ""
-                """.write(toFile: config, atomically: true, encoding: .utf8)
-        }
-
-        func run(bus: String) async throws -> BackgroundProcess {
-            try await BackgroundProcess.start("\(blegate) run --config '\(config)' --bus '\(bus)'")
-        }
-
-        /// (pending, delivered) from `blegate status --json`.
-        /// Pending counts records not yet at the server, committed or still buffered in memory
-        /// (the cache commits once a second).
-        func outbox() async -> (pending: Int, delivered: Int)? {
-            let (out, code) = await shell("\(blegate) status --json --config '\(config)'")
-            guard code == 0, let j = try? JSONValue.parse(out), let o = j["outbox"] else { return nil }
-            let buffered = o["buffered"]?.doubleValue.map { Int($0) } ?? 0
-            return ((o["pending"]?.doubleValue.map { Int($0) } ?? -1) + buffered, o["delivered"]?.doubleValue.map { Int($0) } ?? -1)
-        }
-
-        /// Every record in the gateway's cache: id, device, second.
-        func cached() async throws -> [(id: String, device: String, source: String, second: String)] {
-            let (out, code) = await shell("\(blegate) cache export --since all --config '\(config)'")
-            guard code == 0 else { throw TestSupportError("cache export: \(out)") }
-            return out.split(separator: "\n").compactMap { line in
-                guard let j = try? JSONValue.parse(String(line)), let id = j["id"]?.stringValue, let d = j["device_id"]?.stringValue,
-                      let s = j["source"]?.stringValue, let t = j["timestamp"]?.stringValue else { return nil }
-                return (id.lowercased(), d, s, String(t.prefix(19)))
-            }
-        }
-    }
-
-    static var serverBinary: String {
-        URL(fileURLWithPath: BlegateBinary.path).deletingLastPathComponent().appendingPathComponent("blegate-server").path
-    }
-
-    static func startServer(_ database: DatabaseURL, port: Int) async throws -> (BackgroundProcess, Int) {
-        let url = database.description
-        let p = try await BackgroundProcess.start("'\(serverBinary)' serve --listen 127.0.0.1:\(port) --database-url '\(url)'")
-        for _ in 0..<600 {
-            let text = p.stdout + p.stderr
-            if let range = text.range(of: "blegate-server listening on 127.0.0.1:") {
-                let digits = text[range.upperBound...].prefix { $0.isNumber }
-                if let bound = Int(digits) { return (p, bound) }
-            }
-            if await p.wait(timeout: 0.1) != nil { break }
-        }
-        throw TestSupportError("blegate-server did not start: \(p.stdout) \(p.stderr)")
-    }
-
-    @Test("3 straps heard by both rooms: every record once, the server SIGKILLed and restarted mid-run: nothing lost, nothing twice",
-          .timeLimit(.minutes(6)))
+    @Test("3 straps heard by both rooms: every record once, one merged workout per member, the server SIGKILLed and restarted mid-run: nothing lost, nothing twice",
+          .timeLimit(.minutes(8)))
     func twoRooms() async throws {
-        try #require(FileManager.default.isExecutableFile(atPath: Self.serverBinary), "no blegate-server beside \(BlegateBinary.path)")
+        try #require(FileManager.default.isExecutableFile(atPath: ServerProcess.binary), "no blegate-server beside \(BlegateBinary.path)")
         let database = try await PostgresFixture.database()
-        let tokens = try await PostgresFixture.withClient(database) { c in
-            let store = ServerStore(client: c, logger: .init(label: "e2e"))
-            _ = try await store.migrate()
-            return [try await store.addGateway("room-a"), try await store.addGateway("room-b")]
-        }
-        var (server, port) = try await Self.startServer(database, port: 0)
+        let tokens = try await ServerProcess.prepare(database, gateways: ["room-a", "room-b"])
+        var (server, port) = try await ServerProcess.start(database, port: 0)
         defer { server.signal(SIGKILL) }
         let backend = "http://127.0.0.1:\(port)"
-        let a = try Room(id: "room-a", backend: backend, token: tokens[0])
-        let b = try Room(id: "room-b", backend: backend, token: tokens[1])
-
-        func serverCount(_ gateway: String) async throws -> Int {
-            try await PostgresFixture.withClient(database) { c in
-                var n = 0
-                for try await v in try await c.query("SELECT count(*)::int8 FROM records WHERE gateway_id = \(gateway)").decode(Int.self) { n = v }
-                return n
-            }
-        }
+        let workouts = "[workouts]\nmin_duration = \"5s\""
+        let a = try GatewayRoom(id: "room-a", backend: backend, token: tokens[0], extra: workouts)
+        let b = try GatewayRoom(id: "room-b", backend: backend, token: tokens[1], extra: workouts)
+        var members: [String: String] = [:]    // strap address → member
 
         // Room A's simulator has 5 straps, room B's the first 3 of the same seed: the same
         // addresses, so 3 straps are heard by both rooms and 2 by room A only.
         try await withSimulatorOnPrivateBus({ $0.straps = 5; $0.seed = Self.seed }) { busA, simA in
             try await withSimulatorOnPrivateBus({ $0.straps = 3; $0.seed = Self.seed }) { busB, simB in
+                let straps = simA.devices.map(\.address)
+                try #require(simB.devices.map(\.address) == Array(straps.prefix(3)), "room B's straps are room A's first three")
+                // Each strap's member pairs in every room that hears it: one code per room, one member.
+                for (i, s) in straps.enumerated() { members[s] = "member-\(i + 1)" }
+                let pairings = straps.map { (a, $0) } + straps.prefix(3).map { (b, $0) }
+                let codes = try await PostgresFixture.withClient(database) { [members] c in
+                    let store = ServerStore(client: c, logger: .init(label: "e2e"))
+                    var codes: [String] = []
+                    for (_, strap) in pairings { codes.append(try await store.createPairingCode(clientID: members[strap]!, validSeconds: 3600).code) }
+                    return codes
+                }
+                for ((room, strap), code) in zip(pairings, codes) {
+                    let paired = await room.cli("pair --device \(strap) --code \(code)")
+                    #expect(paired.status == 0, "\(room.id) \(strap): \(paired.out)")
+                }
+
                 let runA = try await a.run(bus: busA.address)
                 let runB = try await b.run(bus: busB.address)
                 defer { runA.signal(SIGKILL); runB.signal(SIGKILL) }
+                #expect(await runA.waitForStdout("ready:", timeout: 60), "\(runA.stdout)\n\(runA.stderr)")
+                #expect(await runB.waitForStdout("ready:", timeout: 60), "\(runB.stdout)\n\(runB.stderr)")
+                // The class starts in both rooms as the straps are first heard, so every heart
+                // rate is the class's.
+                for room in [a, b] {
+                    let started = await room.cli("class start --name \"\(Self.className)\" --type cycle")
+                    #expect(started.status == 0, "\(room.id): \(started.out)")
+                }
 
                 #expect(try await eventually(timeout: 90) {
-                    let na = try await serverCount("room-a")
-                    let nb = try await serverCount("room-b")
+                    let na = try await ServerProcess.records(database, gateway: "room-a")
+                    let nb = try await ServerProcess.records(database, gateway: "room-b")
                     return na >= 20 && nb >= 1
                 },
                         "records from both rooms reach the server: \(runA.stderr.suffix(800)) \(runB.stderr.suffix(800))")
@@ -137,24 +80,39 @@ struct TwoGatewaysEndToEndTests {
                     let pb = await b.outbox()?.pending ?? 0
                     return pa >= 10 && pb >= 5
                 })
-                (server, port) = try await Self.startServer(database, port: port)
-                let before = try await serverCount("room-a")
-                #expect(try await eventually(timeout: 60) { try await serverCount("room-a") > before + 10 }, "the restarted server receives again")
+                (server, port) = try await ServerProcess.start(database, port: port)
+                let before = try await ServerProcess.records(database, gateway: "room-a")
+                #expect(try await eventually(timeout: 60) { try await ServerProcess.records(database, gateway: "room-a") > before + 10 },
+                        "the restarted server receives again")
 
-                // The straps stop; everything measured reaches the server.
+                // The class ends in both rooms, the straps stop; everything measured reaches the server.
+                for room in [a, b] {
+                    let stopped = await room.cli("class stop")
+                    #expect(stopped.status == 0, "\(room.id): \(stopped.out)")
+                }
                 await simB.stop()
                 await simA.stop()
                 #expect(await eventually(timeout: 90) {
                     guard let oa = await a.outbox(), let ob = await b.outbox() else { return false }
                     return oa.pending == 0 && ob.pending == 0
                 }, "both outboxes drain")
+                #expect(await eventually(timeout: 60) {
+                    let wa = await a.pendingWorkouts(), wb = await b.pendingWorkouts()
+                    return wa == 0 && wb == 0
+                }, "both rooms' workouts are delivered")
                 runA.signal(SIGTERM)
                 runB.signal(SIGTERM)
                 #expect(await runA.wait(timeout: 30) == 0)
                 #expect(await runB.wait(timeout: 30) == 0)
             }
         }
+        try await checkRecords(database, a, b)
+        try await checkWorkouts(database, a, b, members: members)
+    }
 
+    /// Every record a room measured is on the server under its id, or its second belongs to
+    /// the other room; each strap-second has one owner.
+    func checkRecords(_ database: DatabaseURL, _ a: GatewayRoom, _ b: GatewayRoom) async throws {
         let cachedA = try await a.cached(), cachedB = try await b.cached()
         let (stored, owners) = try await PostgresFixture.withClient(database) { c in
             var stored: [String: (gateway: String, key: String)] = [:]
@@ -172,7 +130,6 @@ struct TwoGatewaysEndToEndTests {
             return (stored, owners)
         }
         #expect(cachedA.count > 30 && cachedB.count > 10)
-        // Every record a room measured is on the server under its id, or its second belongs to the other room.
         var lost: [String] = []
         var sharedSecondsB = 0
         for (room, records) in [("room-a", cachedA), ("room-b", cachedB)] {
@@ -189,10 +146,98 @@ struct TwoGatewaysEndToEndTests {
         }
         #expect(lost.isEmpty, "records lost or misfiled: \(lost.prefix(10))")
         #expect(stored.count <= cachedA.count + cachedB.count)
-        // Nothing twice: each strap-second has one owner, and every stored record is its owner's.
+        // Nothing twice: every stored record is its second's owner's.
         #expect(stored.values.allSatisfy { owners[$0.key] == $0.gateway })
         let devicesB = Set(cachedB.map(\.device))
         #expect(devicesB.count == 3 && devicesB.isSubset(of: Set(cachedA.map(\.device))), "room B's straps are room A's first three")
         #expect(sharedSecondsB > 0, "some of room B's seconds were room A's")
+    }
+
+    /// Every class workout a room made is on the server once; each member has one merged
+    /// workout of the class, from both rooms for a strap both heard, with the fields the
+    /// merge rule gives.
+    func checkWorkouts(_ database: DatabaseURL, _ a: GatewayRoom, _ b: GatewayRoom, members: [String: String]) async throws {
+        let made = try await a.workouts() + b.workouts()
+        let classWorkouts = made.filter { $0["class_name"]?.stringValue == Self.className }
+        #expect(classWorkouts.count == 8, "one workout per strap per room (5 + 3): \(made.map { $0.serialized() })")
+        #expect(classWorkouts.allSatisfy { $0["delivery"]?.stringValue == "delivered" })
+        for w in classWorkouts {
+            #expect(w["client_id"]?.stringValue == members[w["device_id"]?.stringValue ?? ""], "\(w.serialized())")
+        }
+
+        let (sources, merged) = try await PostgresFixture.withClient(database) { c in
+            var sources: [String: (gateway: String, merged: String?)] = [:]
+            for try await (id, g, m) in try await c.query("""
+                SELECT id::text, gateway_id, merged_id::text FROM workouts WHERE class_name = \(Self.className)
+                """).decode((String, String, String?).self) {
+                sources[id] = (g, m)
+            }
+            var merged: [(client: String, count: Int, body: JSONValue)] = []
+            for try await (client, n, body) in try await c.query("""
+                SELECT client_id, sources, body::text FROM merged_workouts WHERE class_name = \(Self.className)
+                """).decode((String, Int, String).self) {
+                merged.append((client, n, try JSONValue.parse(body)))
+            }
+            return (sources, merged)
+        }
+        // Once each, under the room that made it, despite the SIGKILL.
+        #expect(Set(sources.keys) == Set(classWorkouts.compactMap { $0["id"]?.stringValue?.lowercased() }))
+        for w in classWorkouts {
+            let id = w["id"]?.stringValue?.lowercased() ?? ""
+            #expect(sources[id]?.gateway == w["gateway_id"]?.stringValue, "\(id) stored under its room")
+        }
+
+        #expect(merged.map(\.client).sorted() == members.values.sorted(), "exactly one merged workout per member")
+        for (member, count, body) in merged {
+            let own = classWorkouts.filter { $0["client_id"]?.stringValue == member }
+                .sorted { ($0["start_time"]?.stringValue ?? "", $0["id"]?.stringValue ?? "") < ($1["start_time"]?.stringValue ?? "", $1["id"]?.stringValue ?? "") }
+            let shared = own.count == 2
+            #expect(count == own.count && (shared || own.count == 1), "\(member): \(count) sources, \(own.count) made")
+            #expect(body["gateway_ids"]?.arrayValue?.compactMap(\.stringValue) == (shared ? ["room-a", "room-b"] : ["room-a"]), "\(member)")
+            #expect(Set(body["sources"]?.arrayValue?.compactMap { $0.stringValue?.lowercased() } ?? [])
+                    == Set(own.compactMap { $0["id"]?.stringValue?.lowercased() }), "\(member)")
+            #expect(own.allSatisfy { sources[$0["id"]?.stringValue?.lowercased() ?? ""]?.merged != nil }, "\(member): its sources point at the merged one")
+            try checkMergedFields(body, own, member: member)
+        }
+    }
+
+    /// The merge rule for one member: earliest start, latest end, highest max and lowest min;
+    /// two rooms that heard the same class (overlapping by at least half) give the figures
+    /// of the source with the larger duration × coverage, not their sum.
+    func checkMergedFields(_ m: JSONValue, _ own: [JSONValue], member: String) throws {
+        func number(_ w: JSONValue, _ key: String) -> Double { w[key]?.doubleValue ?? .nan }
+        func seconds(_ w: JSONValue, _ key: String) throws -> Double {
+            let text = try #require(w[key]?.stringValue)
+            let fractional = ISO8601DateFormatter()
+            fractional.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+            let date = try #require(fractional.date(from: text) ?? ISO8601DateFormatter().date(from: text), "\(key): \(text)")
+            return date.timeIntervalSince1970
+        }
+        let first = try #require(own.first)
+        var pick = first
+        if own.count == 2 {
+            let second = own[1]
+            let overlap = min(try seconds(first, "end_time"), try seconds(second, "end_time"))
+                - max(try seconds(first, "start_time"), try seconds(second, "start_time"))
+            let shorter = min(try seconds(first, "end_time") - seconds(first, "start_time"),
+                              try seconds(second, "end_time") - seconds(second, "start_time"))
+            try #require(overlap >= shorter / 2, "\(member): both rooms heard the same class (overlap \(overlap) s of \(shorter) s)")
+            let weight = { (w: JSONValue) in number(w, "duration_seconds") * number(w, "coverage") }
+            pick = weight(first) >= weight(second) ? first : second
+        }
+        #expect(m["client_id"]?.stringValue == member && m["class_name"]?.stringValue == Self.className)
+        #expect(m["start_time"]?.stringValue == own.compactMap { $0["start_time"]?.stringValue }.min(), "\(member): earliest start")
+        #expect(m["end_time"]?.stringValue == own.compactMap { $0["end_time"]?.stringValue }.max(), "\(member): latest end")
+        #expect(number(m, "max_heart_rate") == own.map { number($0, "max_heart_rate") }.max(), "\(member): highest max")
+        #expect(number(m, "min_heart_rate") == own.map { number($0, "min_heart_rate") }.min(), "\(member): lowest min")
+        #expect(number(m, "duration_seconds") == number(pick, "duration_seconds"), "\(member): duration of the fuller source")
+        #expect(m["seconds_in_zone"]?.arrayValue?.map { $0.doubleValue ?? -1 } == pick["seconds_in_zone"]?.arrayValue?.map { $0.doubleValue ?? -1 },
+                "\(member): zones of the fuller source")
+        for key in ["avg_heart_rate", "effort_points", "trimp"] {
+            #expect(abs(number(m, key) - number(pick, key)) <= 0.05 + 1e-9, "\(member): \(key) \(number(m, key)) vs \(number(pick, key))")
+        }
+        // No profile, no kcal: null in both.
+        let kcal = (m["calories_active"]?.doubleValue, pick["calories_active"]?.doubleValue)
+        #expect(kcal.0 == nil && kcal.1 == nil || abs((kcal.0 ?? .nan) - (kcal.1 ?? .nan)) <= 0.05 + 1e-9, "\(member): kcal \(kcal)")
     }
 }
