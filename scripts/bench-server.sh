@@ -5,7 +5,7 @@
 # gzip batch every 5 s (scripts/bench-server-load.py), into one release blegate-server and a
 # throw-away PostgreSQL with its durable defaults (scripts/test-postgres.sh). Reports
 # request latency p50/p99, the server's CPU (% of one core) and RSS, PostgreSQL's CPU, and
-# PostgreSQL bytes per stored record (records and record_seconds with their indexes).
+# PostgreSQL bytes per stored record (records and record_seconds with their indexes, every month's partition).
 #   scripts/bench-server.sh            # BENCH_SECONDS=60 for a quick look
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -48,7 +48,9 @@ python3 scripts/bench-server-load.py "http://127.0.0.1:$port" "$work/tokens" --s
 s1="$(ticks "$server")"; p1="$(pg_ticks)"; t1="$(date +%s.%N)"
 rss="$(awk '/VmRSS/ {print $2}' "/proc/$server/status")"; hwm="$(awk '/VmHWM/ {print $2}' "/proc/$server/status")"
 sizes="$("${as[@]}" psql -h "$socket" -U postgres -d bench -tAc "
-    SELECT (SELECT count(*) FROM records), pg_total_relation_size('records'), pg_total_relation_size('record_seconds')")"
+    SELECT (SELECT count(*) FROM records),
+           (SELECT coalesce(sum(pg_total_relation_size(relid)), 0) FROM pg_partition_tree('records')),
+           (SELECT coalesce(sum(pg_total_relation_size(relid)), 0) FROM pg_partition_tree('record_seconds'))")"
 IFS='|' read -r rows records_bytes seconds_bytes <<<"$sizes"
 python3 - "$work/load.json" "$s0" "$s1" "$p0" "$p1" "$t0" "$t1" "$hz" "$rss" "$hwm" "$rows" "$records_bytes" "$seconds_bytes" "$gateways" "$straps" <<'PY'
 import json, sys

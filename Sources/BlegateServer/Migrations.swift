@@ -131,15 +131,85 @@ enum Migrations {
             """,
             "CREATE INDEX profile_metrics_client ON profile_metrics (client_id, measured_at)",
         ]),
+        // Records and their second claims by month (docs/server.md, "Growing to 1,000
+        // gateways"): retention drops a month's partition instead of deleting rows. A
+        // partitioned table's keys must hold the partition key, so a record's key becomes
+        // (id, ts); a replay carries the same timestamp as the original, so it still meets
+        // the key and is a duplicate.
+        (2, "records and record_seconds partitioned by month", [
+            // The partition of `parent` for the UTC month of `instant`, made when missing; its name.
+            // Made by whichever ingest first needs it; the lock and the caught errors let two
+            // instances ask at once.
+            """
+            CREATE FUNCTION blegate_month_partition(parent text, instant timestamptz) RETURNS text
+            LANGUAGE plpgsql AS $$
+            DECLARE
+                m timestamp := date_trunc('month', instant AT TIME ZONE 'UTC');
+                part text := parent || '_' || to_char(m, 'YYYY_MM');
+            BEGIN
+                IF to_regclass(quote_ident(part)) IS NULL THEN
+                    PERFORM pg_advisory_xact_lock(hashtextextended(part, 0));
+                    BEGIN
+                        EXECUTE format('CREATE TABLE IF NOT EXISTS %I PARTITION OF %I FOR VALUES FROM (%L) TO (%L)',
+                                       part, parent, m AT TIME ZONE 'UTC', (m + interval '1 month') AT TIME ZONE 'UTC');
+                    EXCEPTION WHEN duplicate_table OR unique_violation THEN
+                        NULL;
+                    END;
+                END IF;
+                RETURN part;
+            END
+            $$
+            """,
+            "ALTER TABLE records RENAME TO records_unpartitioned",
+            "ALTER INDEX records_pkey RENAME TO records_unpartitioned_pkey",
+            "ALTER INDEX records_client_ts RENAME TO records_unpartitioned_client_ts",
+            "ALTER INDEX records_ts RENAME TO records_unpartitioned_ts",
+            """
+            CREATE TABLE records (
+                id uuid NOT NULL,
+                gateway_id text NOT NULL,
+                client_id text,
+                device_id text NOT NULL,
+                source text NOT NULL,
+                ts timestamptz NOT NULL,
+                hr real,
+                body jsonb NOT NULL,
+                received_at timestamptz NOT NULL DEFAULT now(),
+                PRIMARY KEY (id, ts)
+            ) PARTITION BY RANGE (ts)
+            """,
+            "CREATE INDEX records_client_ts ON records (client_id, ts) WHERE client_id IS NOT NULL",
+            "CREATE INDEX records_ts ON records USING brin (ts)",
+            "SELECT blegate_month_partition('records', ts) FROM (SELECT DISTINCT date_trunc('month', ts AT TIME ZONE 'UTC') AT TIME ZONE 'UTC' AS ts FROM records_unpartitioned) AS months",
+            "INSERT INTO records SELECT * FROM records_unpartitioned",
+            "DROP TABLE records_unpartitioned",
+            "ALTER TABLE record_seconds RENAME TO record_seconds_unpartitioned",
+            "ALTER INDEX record_seconds_pkey RENAME TO record_seconds_unpartitioned_pkey",
+            """
+            CREATE TABLE record_seconds (
+                device_id text NOT NULL,
+                source text NOT NULL,
+                second timestamptz NOT NULL,
+                gateway_id text NOT NULL,
+                PRIMARY KEY (device_id, source, second)
+            ) PARTITION BY RANGE (second)
+            """,
+            """
+            SELECT blegate_month_partition('record_seconds', second)
+            FROM (SELECT DISTINCT date_trunc('month', second AT TIME ZONE 'UTC') AT TIME ZONE 'UTC' AS second FROM record_seconds_unpartitioned) AS months
+            """,
+            "INSERT INTO record_seconds SELECT * FROM record_seconds_unpartitioned",
+            "DROP TABLE record_seconds_unpartitioned",
+        ]),
     ]
 
     /// Applies the steps not yet recorded; returns the versions it applied.
     @discardableResult
-    static func run(on client: PostgresClient, logger: Logger) async throws -> [Int] {
+    static func run(on client: PostgresClient, through last: Int = .max, logger: Logger) async throws -> [Int] {
         try await client.withConnection { connection in
             _ = try await connection.query("SELECT pg_advisory_lock(\(lockKey))", logger: logger)
             do {
-                let applied = try await apply(on: connection, logger: logger)
+                let applied = try await apply(on: connection, through: last, logger: logger)
                 _ = try await connection.query("SELECT pg_advisory_unlock(\(lockKey))", logger: logger)
                 return applied
             } catch {
@@ -149,7 +219,7 @@ enum Migrations {
         }
     }
 
-    private static func apply(on connection: PostgresConnection, logger: Logger) async throws -> [Int] {
+    private static func apply(on connection: PostgresConnection, through last: Int, logger: Logger) async throws -> [Int] {
         _ = try await connection.query("""
             CREATE TABLE IF NOT EXISTS schema_migrations (
                 version int PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())
@@ -159,7 +229,7 @@ enum Migrations {
             done.insert(v)
         }
         var applied: [Int] = []
-        for step in steps where !done.contains(step.version) {
+        for step in steps where !done.contains(step.version) && step.version <= last {
             try await connection.withTransaction(logger: logger) { c in
                 for sql in step.statements {
                     _ = try await c.query(PostgresQuery(unsafeSQL: sql), logger: logger)

@@ -25,7 +25,7 @@ public struct BatchOutcome: Sendable, Equatable {
 extension ServerStore {
     /// Stores a batch of WearMetrics records in one transaction.
     ///
-    /// A record is a duplicate when its id is held (a replay), or when another gateway
+    /// A record is a duplicate when its id and time are held (a replay), or when another gateway
     /// already stored a record of the same device and source in the same second (one strap
     /// heard by two gateways). The first gateway to claim a second keeps it; its own further
     /// records in that second are kept, as they are distinct notifications.
@@ -53,6 +53,13 @@ extension ServerStore {
             bodies.append(r.serialized())
         }
         guard !ids.isEmpty else { return outcome }
+        // The months' partitions first, in their own short transaction: making one locks the
+        // whole table for a moment, which should not last as long as the batch.
+        try await client.query("""
+            SELECT blegate_month_partition('record_seconds', m), blegate_month_partition('records', m)
+            FROM (SELECT DISTINCT date_trunc('month', t AT TIME ZONE 'UTC') AT TIME ZONE 'UTC' AS m
+                  FROM unnest(\(times)::timestamptz[]) AS u(t)) AS months
+            """, logger: logger)
         let inserted = try await client.withTransaction(logger: logger) { c -> Int in
             try await c.query("""
                 INSERT INTO record_seconds (device_id, source, second, gateway_id)
@@ -68,7 +75,7 @@ extension ServerStore {
                             \(times)::timestamptz[], \(hrs)::float8[], \(bodies)::jsonb[]) AS u(id, c, d, s, t, h, b)
                 JOIN record_seconds r ON r.device_id = u.d AND r.source = u.s AND r.second = date_trunc('second', u.t)
                 WHERE r.gateway_id = \(gateway)
-                ON CONFLICT (id) DO NOTHING
+                ON CONFLICT (id, ts) DO NOTHING
                 RETURNING 1
                 """, logger: logger)
             var n = 0

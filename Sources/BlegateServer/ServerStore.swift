@@ -23,6 +23,12 @@ public struct ServerStore: Sendable {
         try await Migrations.run(on: client, logger: logger)
     }
 
+    /// The steps up to `version` only: a database as an older server left it (tests of the
+    /// steps that follow).
+    public func migrate(through version: Int) async throws -> [Int] {
+        try await Migrations.run(on: client, through: version, logger: logger)
+    }
+
     // MARK: Gateways and their tokens
 
     public enum Caller: Sendable, Equatable {

@@ -9,7 +9,7 @@ struct BlegateServerCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "blegate-server",
         abstract: "The blegate backend on PostgreSQL, shared by many gateways (docs/server.md).",
-        subcommands: [Serve.self, Migrate.self, GatewayCommand.self, PairingCommand.self, StaffCommand.self, Stats.self],
+        subcommands: [Serve.self, Migrate.self, GatewayCommand.self, PairingCommand.self, StaffCommand.self, Stats.self, Retention.self],
         defaultSubcommand: Serve.self
     )
 }
@@ -178,5 +178,29 @@ struct Stats: AsyncParsableCommand {
     func run() async throws {
         let counts = try await database.withStore { try await $0.counts() }
         print("{" + counts.sorted { $0.key < $1.key }.map { "\"\($0.key)\": \($0.value)" }.joined(separator: ", ") + "}")
+    }
+}
+
+struct Retention: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Drop the month partitions of records and second claims older than what is kept (from cron or a timer).",
+        discussion: """
+            Keeps the current UTC month and the --record-months whole months before it of records, \
+            and the current month and the --claim-months before it of second claims (which only \
+            have to outlive what a gateway may still hold unsent). Prints each partition dropped.
+            """)
+    @OptionGroup var database: DatabaseOptions
+    @Option(help: "Whole months of records to keep before the current one.") var recordMonths = 13
+    @Option(help: "Whole months of second claims to keep before the current one.") var claimMonths = 1
+
+    func validate() throws {
+        guard recordMonths >= 0, claimMonths >= 0 else { throw ValidationError("months to keep must not be negative") }
+    }
+
+    func run() async throws {
+        let (records, claims) = (recordMonths, claimMonths)
+        let dropped = try await database.withStore { try await $0.applyRetention(recordMonths: records, claimMonths: claims) }
+        for p in dropped { print("dropped \(p.name)") }
+        if dropped.isEmpty { print("nothing to drop") }
     }
 }

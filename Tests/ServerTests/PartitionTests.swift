@@ -1,0 +1,119 @@
+// SPDX-License-Identifier: MIT
+import BlegateServer
+import Foundation
+import JSON
+import Logging
+import PostgresNIO
+import Testing
+
+/// Records and their second claims are partitioned by UTC month: each record lands in its
+/// month's partition (made on first need, also by many requests at once), a replay stays a
+/// duplicate, retention drops a whole month, and a database from before partitioning keeps
+/// its records through the migration.
+@Suite("blegate-server: records partitioned by month")
+struct PartitionTests {
+    /// (partition, record id) of every stored record, and the partition of every claim.
+    static func placement(_ database: DatabaseURL) async throws -> (records: [String: String], claims: [String]) {
+        try await PostgresFixture.withClient(database) { c in
+            var records: [String: String] = [:]
+            for try await (part, id) in try await c.query("SELECT tableoid::regclass::text, id::text FROM records").decode((String, String).self) {
+                records[id] = part
+            }
+            var claims: [String] = []
+            for try await part in try await c.query("SELECT tableoid::regclass::text FROM record_seconds ORDER BY second").decode(String.self) {
+                claims.append(part)
+            }
+            return (records, claims)
+        }
+    }
+
+    @Test("two months land in two partitions (the month in UTC, whatever the offset), replays are duplicates, retention drops a whole month")
+    func twoMonths() async throws {
+        let h = try await ServerHarness.start()
+        defer { Task { await h.stop() } }
+        let token = try await h.store.addGateway("gw-a")
+        let jan = UUID().uuidString.lowercased(), janOffset = UUID().uuidString.lowercased(), feb = UUID().uuidString.lowercased()
+        let records = [
+            Make.record(id: jan, time: "2025-01-31T23:59:59.500Z"),
+            // 00:30 in Paris on the 1st of February is still January in UTC.
+            Make.record(id: janOffset, device: "A0:9E:1A:00:00:02", time: "2025-02-01T00:30:00.000+01:00"),
+            Make.record(id: feb, time: "2025-02-01T00:00:00.250Z"),
+        ]
+        let first = try await h.send("/api/v1/metrics", Make.metrics(gateway: "gw-a", records), token: token)
+        #expect(first.status == 200 && first.json?["inserted"]?.intValue == 3, "\(first.body)")
+        var placed = try await Self.placement(h.database)
+        #expect(placed.records == [jan: "records_2025_01", janOffset: "records_2025_01", feb: "records_2025_02"])
+        #expect(placed.claims == ["record_seconds_2025_01", "record_seconds_2025_01", "record_seconds_2025_02"])
+
+        // A replay meets the (id, ts) key in its month: nothing twice.
+        let replay = try await h.send("/api/v1/metrics", Make.metrics(gateway: "gw-a", records), token: token, gzip: false)
+        #expect(replay.json?["inserted"]?.intValue == 0 && replay.json?["duplicates"]?.intValue == 3, "\(replay.body)")
+        #expect(try await h.store.counts()["records"] == 3)
+        // Another gateway's record of a second gw-a owns stays a duplicate across the month boundary too.
+        let other = try await h.store.addGateway("gw-b")
+        let heardTwice = try await h.send("/api/v1/metrics", Make.metrics(gateway: "gw-b", [Make.record(time: "2025-02-01T00:00:00.750Z")]), token: other)
+        #expect(heardTwice.json?["duplicates"]?.intValue == 1)
+
+        let names = try await h.store.partitions().map(\.name)
+        #expect(names == ["records_2025_01", "records_2025_02", "record_seconds_2025_01", "record_seconds_2025_02"])
+
+        // Retention on 2026-02-10 keeping 12 whole months of records: January 2025 goes as a
+        // whole, February stays; claims keep only January 2026 on, so both months go.
+        let dropped = try await h.store.applyRetention(recordMonths: 12, claimMonths: 1, now: "2026-02-10T12:00:00Z")
+        #expect(dropped.map(\.name) == ["records_2025_01", "record_seconds_2025_01", "record_seconds_2025_02"])
+        placed = try await Self.placement(h.database)
+        #expect(placed.records == [feb: "records_2025_02"])
+        #expect(placed.claims.isEmpty)
+        #expect(try await h.store.partitions().map(\.name) == ["records_2025_02"])
+        // The kept month still refuses a replay without its claim.
+        let late = try await h.send("/api/v1/metrics", Make.metrics(gateway: "gw-a", [records[2]]), token: token)
+        #expect(late.json?["inserted"]?.intValue == 0 && late.json?["duplicates"]?.intValue == 1, "\(late.body)")
+        await #expect(throws: ServerStore.AdminError.self) { try await h.store.dropPartitions(of: .records, before: "2025-13") }
+    }
+
+    @Test("a month first needed by 12 requests at once is made once, and every request is stored")
+    func concurrentNewMonth() async throws {
+        let h = try await ServerHarness.start()
+        defer { Task { await h.stop() } }
+        let token = try await h.store.addGateway("gw-a")
+        let answers = try await withThrowingTaskGroup(of: Int.self) { group in
+            for i in 0..<12 {
+                group.addTask {
+                    let records = (0..<5).map { k in
+                        Make.record(device: "A0:9E:1A:00:01:\(String(format: "%02d", i))", time: "2025-03-0\(k + 1)T08:00:00.000Z")
+                    }
+                    let a = try await h.send("/api/v1/metrics", Make.metrics(gateway: "gw-a", records), token: token)
+                    return a.status == 200 ? a.json?["inserted"]?.intValue ?? -1 : -a.status
+                }
+            }
+            var all: [Int] = []
+            for try await a in group { all.append(a) }
+            return all
+        }
+        #expect(answers == Array(repeating: 5, count: 12), "\(answers)")
+        #expect(try await h.store.partitions().map(\.name) == ["records_2025_03", "record_seconds_2025_03"])
+        #expect(try await h.store.counts()["records"] == 60)
+    }
+
+    @Test("a database from before partitioning keeps every record and claim through the migration")
+    func migratesExistingRecords() async throws {
+        let database = try await PostgresFixture.database()
+        let ids = (0..<4).map { _ in UUID().uuidString.lowercased() }
+        let times = ["2024-12-31T23:59:59.000Z", "2025-01-01T00:00:00.000Z", "2025-01-15T12:00:00.000Z", "2025-03-01T00:00:00.000Z"]
+        try await PostgresFixture.withClient(database) { c in
+            let store = ServerStore(client: c, logger: Logger(label: "partition-test"))
+            #expect(try await store.migrate(through: 1) == [1])
+            for (id, t) in zip(ids, times) {
+                try await c.query("""
+                    INSERT INTO records (id, gateway_id, device_id, source, ts, body) VALUES (\(id)::uuid, 'gw-a', 'd', 'ble_hrm', \(t)::timestamptz, '{}')
+                    """)
+                try await c.query("INSERT INTO record_seconds VALUES ('d', 'ble_hrm', \(t)::timestamptz, 'gw-a')")
+            }
+            #expect(try await store.migrate() == [2])
+            #expect(try await store.migrate().isEmpty)
+        }
+        let placed = try await Self.placement(database)
+        #expect(placed.records == [ids[0]: "records_2024_12", ids[1]: "records_2025_01", ids[2]: "records_2025_01", ids[3]: "records_2025_03"])
+        #expect(placed.claims == ["record_seconds_2024_12", "record_seconds_2025_01", "record_seconds_2025_01", "record_seconds_2025_03"])
+    }
+}
