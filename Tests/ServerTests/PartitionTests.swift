@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 import BlegateServer
+import BlegateTestSupport
 import Foundation
 import JSON
 import Logging
@@ -93,6 +94,31 @@ struct PartitionTests {
         #expect(answers == Array(repeating: 5, count: 12), "\(answers)")
         #expect(try await h.store.partitions().map(\.name) == ["records_2025_03", "record_seconds_2025_03"])
         #expect(try await h.store.counts()["records"] == 60)
+    }
+
+    @Test("`blegate-server retention` drops the months before what it keeps and names them")
+    func retentionCommand() async throws {
+        try #require(FileManager.default.isExecutableFile(atPath: ServerProcess.binary), "no blegate-server beside \(BlegateBinary.path)")
+        let h = try await ServerHarness.start()
+        defer { Task { await h.stop() } }
+        let token = try await h.store.addGateway("gw-a")
+        let format = ISO8601DateFormatter()
+        format.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+        let now = format.string(from: Date())
+        let records = [Make.record(time: "2024-06-15T10:00:00.000Z"), Make.record(time: now)]
+        #expect(try await h.send("/api/v1/metrics", Make.metrics(gateway: "gw-a", records), token: token).json?["inserted"]?.intValue == 2)
+        let thisMonth = "records_" + now.prefix(7).replacingOccurrences(of: "-", with: "_")
+
+        let command = "'\(ServerProcess.binary)' retention --database-url '\(h.database)'"
+        let refused = await shell(command + " --record-months=-1 2>&1")
+        #expect(refused.status != 0 && refused.out.contains("must not be negative"), "\(refused.out)")
+        let run = await shell(command + " --record-months 13 --claim-months 1 2>&1")
+        #expect(run.status == 0, "\(run.out)")
+        #expect(run.out.split(separator: "\n").filter { $0.hasPrefix("dropped ") } == ["dropped records_2024_06", "dropped record_seconds_2024_06"], "\(run.out)")
+        #expect(try await h.store.partitions().map(\.name).contains(thisMonth))
+        #expect(try await h.store.counts()["records"] == 1)
+        let again = await shell(command + " 2>&1")
+        #expect(again.status == 0 && again.out.contains("nothing to drop"), "\(again.out)")
     }
 
     @Test("a database from before partitioning keeps every record and claim through the migration")
