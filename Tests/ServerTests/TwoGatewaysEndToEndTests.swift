@@ -58,8 +58,9 @@ struct TwoGatewaysEndToEndTests {
                 defer { runA.signal(SIGKILL); runB.signal(SIGKILL) }
                 #expect(await runA.waitForStdout("ready:", timeout: 60), "\(runA.stdout)\n\(runA.stderr)")
                 #expect(await runB.waitForStdout("ready:", timeout: 60), "\(runB.stdout)\n\(runB.stderr)")
-                // The class starts in both rooms as the straps are first heard, so every heart
-                // rate is the class's.
+                // The class starts in both rooms as their straps connect: any moment of open gym
+                // before it is shorter than min_duration and makes no workout.
+                let classStart = String(ISO8601DateFormatter().string(from: Date()).prefix(19))
                 for room in [a, b] {
                     let started = await room.cli("class start --name \"\(Self.className)\" --type cycle")
                     #expect(started.status == 0, "\(room.id): \(started.out)")
@@ -84,6 +85,18 @@ struct TwoGatewaysEndToEndTests {
                 let before = try await ServerProcess.records(database, gateway: "room-a")
                 #expect(try await eventually(timeout: 60) { try await ServerProcess.records(database, gateway: "room-a") > before + 10 },
                         "the restarted server receives again")
+
+                // Every strap has been heard in 15 seconds of the class in each room that hears
+                // it (a strap that connects late on a loaded machine still makes a workout).
+                func heard(_ room: GatewayRoom, _ straps: [String]) async -> Bool {
+                    guard let records = try? await room.cached() else { return false }
+                    return straps.allSatisfy { s in Set(records.filter { $0.device == s && $0.second >= classStart }.map(\.second)).count >= 15 }
+                }
+                #expect(await until(120) {
+                    let inA = await heard(a, straps), inB = await heard(b, Array(straps.prefix(3)))
+                    return inA && inB
+                },
+                        "every strap heard in the class: \(runA.stdout.suffix(600)) \(runB.stdout.suffix(600))")
 
                 // The class ends in both rooms, the straps stop; everything measured reaches the server.
                 for room in [a, b] {
