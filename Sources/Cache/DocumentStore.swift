@@ -207,7 +207,7 @@ extension RecordCache: DocumentOutbox {
         try await pool.write { db in
             let update = try db.cachedStatement(sql: "UPDATE document SET state = 2, reason = ? WHERE kind = ? AND id = ? AND revision = ? AND state = 0")
             for r in rejections {
-                update.setUncheckedArguments([r.reason, kind.rawValue, r.id, r.revision])
+                update.setUncheckedArguments([RecordCache.storedReason(r.reason), kind.rawValue, r.id, r.revision])
                 try update.execute()
             }
         }

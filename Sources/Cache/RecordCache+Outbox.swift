@@ -80,6 +80,23 @@ extension RecordCache: SyncOutbox {
         }
     }
 
+    /// The longest rejection reason kept, in characters.
+    public static let reasonLimit = 500
+
+    /// A reason as stored: the backend's text is outside input, and a backend that
+    /// answers every rejection with a page of text would otherwise store that page once
+    /// per record. Cut to `reasonLimit` characters, the cut marked.
+    static func storedReason(_ reason: String) -> String {
+        var end = reason.startIndex
+        var count = 0
+        while end < reason.endIndex, count < reasonLimit {
+            reason.formIndex(after: &end)
+            count += 1
+        }
+        guard end < reason.endIndex else { return reason }
+        return reason[..<end] + "… (cut at \(reasonLimit) characters)"
+    }
+
     /// Pending → quarantined with the reason (the row is rewritten: rare).
     public func quarantine(_ rejections: [OutboxRejection]) async throws {
         guard !rejections.isEmpty else { return }
@@ -96,7 +113,7 @@ extension RecordCache: SyncOutbox {
                 removed += db.changesCount
                 // Only a pending record is quarantined; a delivered one stays delivered.
                 guard removed > 0 else { continue }
-                try update.execute(arguments: [r.reason, seq])
+                try update.execute(arguments: [RecordCache.storedReason(r.reason), seq])
             }
         }
     }

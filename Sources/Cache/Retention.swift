@@ -9,8 +9,12 @@ public struct PruneReport: Sendable, Equatable {
     public var deletedByAge = 0
     /// Oldest delivered records deleted to get under the size limit.
     public var deletedBySize = 0
-    /// Of the above, records that were pending or quarantined (only with `deleteUnsynced`).
+    /// Of the above, records that were pending, or quarantined and deleted for size (only
+    /// with `deleteUnsynced`).
     public var deletedUnsynced = 0
+    /// Of `deletedByAge`, quarantined records (the backend refused them; they go with age
+    /// like delivered ones).
+    public var deletedQuarantined = 0
     /// Database bytes in use (pages minus free pages) before and after.
     public var bytesBefore: Int64 = 0
     public var bytesAfter: Int64 = 0
@@ -22,9 +26,10 @@ public struct PruneReport: Sendable, Equatable {
 }
 
 extension RecordCache {
-    /// Applies retention: by age (record timestamp), then by size (oldest first). Pending
-    /// and quarantined records are never deleted unless `deleteUnsynced` is set. A dry
-    /// run does the same work in a transaction that is rolled back.
+    /// Applies retention: by age (record timestamp), then by size (oldest first). Age takes
+    /// delivered and quarantined records; size takes delivered ones. Pending records (and
+    /// quarantined ones for size) are only deleted when `deleteUnsynced` is set. A dry run
+    /// does the same work in a transaction that is rolled back.
     public func prune(policy: RetentionPolicy? = nil, now: UTCTimestamp? = nil, dryRun: Bool = false) async throws -> PruneReport {
         let policy = policy ?? options.retention
         let cutoff = (now ?? .now).millisecondsSince1970 - policy.maximumAge.milliseconds
@@ -34,11 +39,15 @@ extension RecordCache {
             try db.inTransaction {
                 report.bytesBefore = try RecordCache.usedBytes(db)
                 // Deleting a record removes it from the outbox tables too (a trigger).
+                // A quarantined record is kept for the retention period (someone may look
+                // into why the backend refused it), then goes like a delivered one.
                 let scope = policy.deleteUnsynced ? "" : "AND \(CacheSchema.isDelivered)"
+                let ageScope = policy.deleteUnsynced ? "" : "AND (record.state = \(CacheSchema.quarantined) OR \(CacheSchema.isDelivered))"
+                report.deletedQuarantined = try Int.fetchOne(db, sql: "SELECT count(*) FROM record WHERE timestamp_ms < ? AND state = \(CacheSchema.quarantined)", arguments: [cutoff]) ?? 0
                 if policy.deleteUnsynced {
-                    report.deletedUnsynced += try Int.fetchOne(db, sql: "SELECT count(*) FROM record WHERE timestamp_ms < ? AND NOT (\(CacheSchema.isDelivered))", arguments: [cutoff]) ?? 0
+                    report.deletedUnsynced += try Int.fetchOne(db, sql: "SELECT count(*) FROM record WHERE timestamp_ms < ? AND state != \(CacheSchema.quarantined) AND NOT (\(CacheSchema.isDelivered))", arguments: [cutoff]) ?? 0
                 }
-                try db.execute(sql: "DELETE FROM record WHERE timestamp_ms < ? \(scope)", arguments: [cutoff])
+                try db.execute(sql: "DELETE FROM record WHERE timestamp_ms < ? \(ageScope)", arguments: [cutoff])
                 report.deletedByAge = db.changesCount
 
                 // By size: estimate how many of the oldest rows free the excess, delete,

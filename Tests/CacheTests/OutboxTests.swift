@@ -56,6 +56,24 @@ struct OutboxTests {
         #expect(try await cache.storedRecord(id: batch[1].id)?.state == .quarantined)
     }
 
+    @Test("a rejection reason is stored cut to 500 characters, the cut marked")
+    func longReason() async throws {
+        let dir = TempDir()
+        let cache = try RecordCache(path: dir.database)
+        cache.append((0..<2).map { hrRecord("AA:00:00:00:00:01", $0) })
+        try await cache.flush()
+        let batch = try await cache.pendingBatch(limit: 5)
+        let page = String(repeating: "é backend said no ", count: 3000)
+        try await cache.quarantine([OutboxRejection(id: batch[0].id, reason: page),
+                                    OutboxRejection(id: batch[1].id, reason: String(page.prefix(500)))])
+        let cut = try #require(try await cache.storedRecord(id: batch[0].id)?.reason)
+        #expect(cut.hasPrefix(String(page.prefix(500))))
+        #expect(cut.hasSuffix("… (cut at 500 characters)"))
+        #expect(cut.count == 500 + "… (cut at 500 characters)".count)
+        // One at the limit is kept whole.
+        #expect(try await cache.storedRecord(id: batch[1].id)?.reason == String(page.prefix(500)))
+    }
+
     @Test("unpaired = send: unpaired records go out with a null client_id, paired ones with theirs")
     func sendPolicy() async throws {
         let dir = TempDir()

@@ -25,18 +25,26 @@ struct RetentionTests {
 
     var now: UTCTimestamp { UTCTimestamp(millisecondsSince1970: base.millisecondsSince1970 + 30 * 86_400_000) }
 
-    @Test("by age: old delivered records go; pending and quarantined stay; fresh ones stay")
+    @Test("by age: old delivered and quarantined records go; pending ones and anything younger stay")
     func byAge() async throws {
         let dir = TempDir()
         let cache = try RecordCache(path: dir.database)
         let ids = try await fill(cache)
+        // A quarantined record younger than the retention period is kept.
+        cache.append(hrRecord("AA:00:00:00:00:08", 0, at: UTCTimestamp(millisecondsSince1970: now.millisecondsSince1970 - 60_000)))
+        try await cache.flush()
+        let young = try #require(try await cache.pendingBatch(limit: 1000).last)
+        #expect(young.record.deviceID == "AA:00:00:00:00:08")
+        try await cache.quarantine([OutboxRejection(id: young.id, reason: "bad")])
+
         let report = try await cache.prune(policy: RetentionPolicy(maximumAge: .seconds(7 * 86_400)), now: now)
-        #expect(report.deletedByAge == 40)
+        #expect(report.deletedByAge == 80)
+        #expect(report.deletedQuarantined == 40)
         #expect(report.deletedUnsynced == 0)
-        for id in ids.delivered { #expect(try await cache.storedRecord(id: id) == nil) }
-        for id in ids.pending + ids.quarantined + ids.fresh { #expect(try await cache.storedRecord(id: id) != nil) }
+        for id in ids.delivered + ids.quarantined { #expect(try await cache.storedRecord(id: id) == nil) }
+        for id in ids.pending + ids.fresh + [young.id] { #expect(try await cache.storedRecord(id: id) != nil) }
         let stats = try await cache.stats()
-        #expect(stats.pending == 40 && stats.quarantined == 40 && stats.delivered == 10)
+        #expect(stats.pending == 40 && stats.quarantined == 1 && stats.delivered == 10)
     }
 
     @Test("dry run reports without deleting")
@@ -45,19 +53,20 @@ struct RetentionTests {
         let cache = try RecordCache(path: dir.database)
         _ = try await fill(cache)
         let report = try await cache.prune(policy: RetentionPolicy(maximumAge: .seconds(86_400)), now: now, dryRun: true)
-        #expect(report.deletedByAge == 40)
+        #expect(report.deletedByAge == 80)
         #expect(report.dryRun)
         #expect(try await cache.stats().total == 130)
     }
 
-    @Test("delete_unsynced lets age delete pending and quarantined records too")
+    @Test("delete_unsynced lets age delete pending records too")
     func deleteUnsynced() async throws {
         let dir = TempDir()
         let cache = try RecordCache(path: dir.database)
         let ids = try await fill(cache)
         let report = try await cache.prune(policy: RetentionPolicy(maximumAge: .seconds(86_400), deleteUnsynced: true), now: now)
         #expect(report.deletedByAge == 120)
-        #expect(report.deletedUnsynced == 80)
+        #expect(report.deletedUnsynced == 40)
+        #expect(report.deletedQuarantined == 40)
         let left = try await cache.storedRecords(limit: 1000).map(\.id)
         #expect(left == ids.fresh)
     }
