@@ -336,8 +336,8 @@ final class GroupCommitter: @unchecked Sendable {
         var payloads: [Data] = []
         payloads.reserveCapacity(batch.count)
         for (i, p) in batch.enumerated() {
-            let json = Data(p.record.jsonString().utf8)
-            payloads.append(try cipher?.seal(json, id: ids[i]) ?? json)
+            let text = Data(CompactRecordText.compact(Array(p.record.jsonString().utf8)))
+            payloads.append(try cipher?.seal(text, id: ids[i]) ?? text)
         }
         var lastSeen: [String: Int64] = [:]
         for p in batch {

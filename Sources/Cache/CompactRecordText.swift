@@ -1,0 +1,101 @@
+// SPDX-License-Identifier: MIT
+
+/// The stored form of a record's JSON text: the same text with its recurring pieces (the
+/// keys of every record, the device information each heart-rate record repeats) written as
+/// one byte each.
+///
+/// A heart-rate record's JSON is about 415 bytes, two thirds of them keys; stored this way
+/// it takes about 160. On an SD card every byte of a record is written twice (WAL, then
+/// checkpoint), so this is most of what a record costs the card.
+///
+/// JSON text never holds a raw byte below 0x20 (RFC 8259 escapes them in strings), so
+/// those bytes are free: 0x01 marks the compact form, 0x02...0x1F stand for the pieces in
+/// `pieces`. A payload that does not start with 0x01 is plain JSON (rows stored before
+/// this form existed, and any text that holds a control byte after all). The table is
+/// part of the file format: pieces may only ever be appended under a new marker.
+enum CompactRecordText {
+    static let marker: UInt8 = 0x01
+
+    /// Byte 0x02 + i stands for `pieces[i]`.
+    static let pieces: [[UInt8]] = [
+        #"{"timestamp":"20"#, #"Z","device_id":""#, #"","source":"ble_"#, #"","metrics":{"#, #"},"meta":{"#,
+        #""hr":"#, #""sensor_contact":""#, #"","rr_count":""#, #"","manufacturer_name":""#, #"","model_number":""#,
+        #"","serial_number":""#, #"","firmware_version":""#, #"","hardware_version":""#, #"","software_version":""#,
+        #"","body_sensor_location":""#, #""battery":"#, #""},"rr_ms":["#, #"","hrv_"#, "detected", "unsupported",
+        #"",""#, #""}}"#, "chest", #"window_s":""#, #"_count":""#, #""device_timestamp":""#, #""hr_source":""#,
+        #"_pct":""#, "device", #""energy_expended_kj":"#,
+    ].map { Array($0.utf8) }
+
+    /// For each first byte, the pieces that start with it.
+    private static let byFirstByte: [[Int]] = {
+        var table = [[Int]](repeating: [], count: 256)
+        for (i, p) in pieces.enumerated() { table[Int(p[0])].append(i) }
+        return table
+    }()
+
+    /// The compact form of `text` (JSON, UTF-8). Text holding a byte below 0x20 is
+    /// returned as it is, so every input reads back exactly.
+    ///
+    /// The fewest output bytes, not the first match: a short piece (`","`) taken greedily
+    /// would swallow the start of a longer one (`","model_number":"`). Costs are found
+    /// from the end backwards, one pass.
+    static func compact(_ text: [UInt8]) -> [UInt8] {
+        let n = text.count
+        if text.contains(where: { $0 < 0x20 }) { return text }
+        var cost = [Int32](repeating: 0, count: n + 1)
+        var choice = [Int8](repeating: -1, count: n)
+        text.withUnsafeBufferPointer { t in
+            var i = n - 1
+            while i >= 0 {
+                var best = cost[i + 1] + 1
+                var pick: Int8 = -1
+                for p in byFirstByte[Int(t[i])] {
+                    let piece = pieces[p]
+                    let end = i + piece.count
+                    guard end <= n, cost[end] + 1 < best else { continue }
+                    var k = 1
+                    while k < piece.count, t[i + k] == piece[k] { k += 1 }
+                    if k == piece.count {
+                        best = cost[end] + 1
+                        pick = Int8(p)
+                    }
+                }
+                cost[i] = best
+                choice[i] = pick
+                i -= 1
+            }
+        }
+        var out: [UInt8] = [marker]
+        out.reserveCapacity(Int(cost[0]) + 1)
+        var i = 0
+        while i < n {
+            let p = choice[i]
+            if p < 0 {
+                out.append(text[i])
+                i += 1
+            } else {
+                out.append(0x02 + UInt8(p))
+                i += pieces[Int(p)].count
+            }
+        }
+        return out
+    }
+
+    /// The JSON text of a stored payload, compact or plain; nil for a compact payload
+    /// holding a byte no piece stands for (corrupted).
+    static func expand(_ stored: [UInt8]) -> [UInt8]? {
+        guard stored.first == marker else { return stored }
+        var out: [UInt8] = []
+        out.reserveCapacity(stored.count * 3)
+        for b in stored.dropFirst() {
+            if b >= 0x20 {
+                out.append(b)
+            } else if b >= 0x02 {
+                out.append(contentsOf: pieces[Int(b - 0x02)])
+            } else {
+                return nil
+            }
+        }
+        return out
+    }
+}

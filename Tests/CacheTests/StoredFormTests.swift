@@ -1,0 +1,137 @@
+// SPDX-License-Identifier: MIT
+@testable import Cache
+import Foundation
+import GRDB
+import Outbox
+import Testing
+import WearMetrics
+
+/// How records sit in the file: compact text, small pages, files only the owner reads.
+@Suite("Stored form", .serialized)
+struct StoredFormTests {
+    /// A heart-rate record as a strap with Device Information makes it, a battery record,
+    /// an HRV record and one with text the pieces must not disturb.
+    static let records: [WearMetrics] = {
+        var strap = hrRecord("A0:9E:1A:6C:16:FD", 3)
+        for (k, v) in [("manufacturer_name", "Polar Electro Oy"), ("model_number", "H10"), ("serial_number", "3291288939"),
+                       ("firmware_version", "3.1.1"), ("hardware_version", "00760690.03"), ("software_version", "3.1.1"),
+                       ("body_sensor_location", "chest"), ("battery", "0.74")] {
+            strap.meta[k] = v
+        }
+        var battery = WearMetrics(timestamp: base, deviceID: "C9:26:9C:F6:16:4F", source: "ble_device",
+                                  metrics: KeyValueList<Double>(), meta: KeyValueList<String>())
+        battery.meta["battery"] = "0.67"
+        var hrv = hrRecord("ED:B1:90:69:3A:AD", 9)
+        for (k, v) in [("hrv_window_s", "60"), ("hrv_nn_count", "71"), ("hrv_artifact_pct", "1.4"), ("hr_source", "rr")] {
+            hrv.meta[k] = v
+        }
+        hrv.setMetric("rmssd_ms", 41.25)
+        var odd = hrRecord("AA:00:00:00:00:01", 1)
+        odd.meta["name"] = "Zoë's \"chest\" strap\n\u{1}device\",\"ble_"
+        odd.meta["model_number"] = "\\\"},\"meta\":{"
+        return [strap, battery, hrv, odd]
+    }()
+
+    @Test("records are stored compact and read back as the same JSON text; plain JSON rows still read")
+    func compactRoundTrip() async throws {
+        let dir = TempDir()
+        let cache = try RecordCache(path: dir.database)
+        cache.append(Self.records)
+        try await cache.flush()
+        let stored = try await cache.storedRecords(limit: 10)
+        #expect(stored.map(\.record) == Self.records)
+        #expect(stored.map { $0.record.jsonString() } == Self.records.map { $0.jsonString() })
+
+        let pool = try DatabasePool(path: dir.database)
+        let payloads = try await pool.read { try Data.fetchAll($0, sql: "SELECT payload FROM record ORDER BY sequence") }
+        #expect(payloads.allSatisfy { $0.first == CompactRecordText.marker })
+        let strapJSON = Self.records[0].jsonString().utf8.count
+        // The strap's 400-odd bytes of JSON take well under half.
+        #expect(payloads[0].count * 5 < strapJSON * 2, "\(payloads[0].count) bytes stored for \(strapJSON) of JSON")
+        try pool.close()
+
+        // Every input reads back exactly, even text that already holds a control byte.
+        for text in [Array("{\"a\":\"\u{1}\"}".utf8), Array("plain \u{2} text".utf8), [], Array("{}".utf8)] {
+            #expect(CompactRecordText.expand(CompactRecordText.compact(text)) == text)
+        }
+        for r in Self.records {
+            let json = Array(r.jsonString().utf8)
+            #expect(CompactRecordText.expand(CompactRecordText.compact(json)) == json)
+        }
+    }
+
+    @Test("a compact payload holding a byte the cache never writes is quarantined as corrupted, not sent")
+    func corruptCompactText() async throws {
+        let dir = TempDir()
+        let cache = try RecordCache(path: dir.database)
+        cache.append([hrRecord("AA:00:00:00:00:01", 0), hrRecord("AA:00:00:00:00:01", 1)])
+        try await cache.flush()
+        let pool = try DatabasePool(path: dir.database)
+        try await pool.write { db in
+            try db.execute(sql: "UPDATE record SET payload = x'01027b00' WHERE sequence = 1")
+        }
+        try pool.close()
+        let batch = try await cache.pendingBatch(limit: 10)
+        #expect(batch.map(\.sequence) == [2])
+        let stats = try await cache.stats()
+        #expect(stats.quarantined == 1)
+        #expect(stats.quarantineReasons.first?.reason.contains("corrupted") == true, "\(stats.quarantineReasons)")
+    }
+
+    @Test("a new cache has 1 KiB pages and checkpoints about every 4 MiB of WAL")
+    func pages() async throws {
+        let dir = TempDir()
+        let cache = try RecordCache(path: dir.database)
+        cache.append(hrRecord("AA:00:00:00:00:01", 0))
+        try await cache.flush()
+        let pool = try DatabasePool(path: dir.database)
+        let size = try await pool.read { try Int.fetchOne($0, sql: "PRAGMA page_size") }
+        #expect(size == 1024)
+        try pool.close()
+        let autocheckpoint = try await cache.pool.writeWithoutTransaction { try Int.fetchOne($0, sql: "PRAGMA wal_autocheckpoint") }
+        #expect(autocheckpoint == 4096)
+        try await cache.close()
+    }
+
+    @Test("the database, -wal and -shm files are 0600 under a permissive umask, created or reopened")
+    func fileModes() async throws {
+        let dir = TempDir()
+        func modes() throws -> [String: Int] {
+            var out: [String: Int] = [:]
+            for suffix in ["", "-wal", "-shm"] {
+                let attributes = try FileManager.default.attributesOfItem(atPath: dir.database + suffix)
+                out["cache.sqlite" + suffix] = (attributes[.posixPermissions] as? NSNumber)?.intValue
+            }
+            return out
+        }
+        let expected = ["cache.sqlite": 0o600, "cache.sqlite-wal": 0o600, "cache.sqlite-shm": 0o600]
+        // umask is the process's: set it only around the opens (the files appear there).
+        let old = umask(0)
+        let cache: RecordCache
+        do {
+            defer { umask(old) }
+            cache = try RecordCache(path: dir.database)
+        }
+        cache.append(hrRecord("AA:00:00:00:00:01", 0))
+        try await cache.flush()
+        #expect(try modes() == expected)
+        try await cache.close()
+
+        // -wal and -shm left broader by an older version are brought down to the database's mode.
+        let pool = try DatabasePool(path: dir.database)
+        try await pool.write { try $0.execute(sql: "INSERT INTO cache_meta (key, value) VALUES ('x', x'00')") }
+        chmod(dir.database + "-wal", 0o644)
+        chmod(dir.database + "-shm", 0o666)
+        let reopened: RecordCache
+        do {
+            let old = umask(0)
+            defer { umask(old) }
+            reopened = try RecordCache(path: dir.database)
+        }
+        reopened.append(hrRecord("AA:00:00:00:00:01", 1))
+        try await reopened.flush()
+        #expect(try modes() == expected)
+        try await reopened.close()
+        try pool.close()
+    }
+}
