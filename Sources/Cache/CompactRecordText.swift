@@ -81,6 +81,43 @@ enum CompactRecordText {
         return out
     }
 
+    /// A part of `marker` that the compact form of any text containing `marker` holds
+    /// as it is, for matching stored bytes without expanding them (nil when there is no
+    /// such part: then only expanding tells).
+    ///
+    /// A piece can cover the start of an occurrence (a marker prefix that ends a piece),
+    /// its end (a marker suffix that starts a piece), lie inside it or hold it whole.
+    /// Without the longest such prefix and suffix, and with no piece inside the marker nor
+    /// the marker inside a piece, what is left is written byte for byte: `"ble_wss"` leaves
+    /// `wss`.
+    static func literalCore(of marker: [UInt8]) -> [UInt8]? {
+        let n = marker.count
+        guard n > 0 else { return nil }
+        for piece in pieces {
+            // A piece inside the marker, or the marker inside a piece.
+            let (inner, outer) = piece.count <= n ? (piece, marker) : (marker, piece)
+            for i in 0...(outer.count - inner.count) where outer[i..<(i + inner.count)].elementsEqual(inner) { return nil }
+        }
+        var start = 0
+        for piece in pieces {
+            for k in stride(from: min(piece.count - 1, n), to: start, by: -1)
+            where marker[0..<k].elementsEqual(piece[(piece.count - k)...]) {
+                start = k
+                break
+            }
+        }
+        var end = n
+        for piece in pieces {
+            for k in stride(from: min(piece.count - 1, n), to: n - end, by: -1)
+            where marker[(n - k)...].elementsEqual(piece[0..<k]) {
+                end = n - k
+                break
+            }
+        }
+        guard start < end else { return nil }
+        return Array(marker[start..<end])
+    }
+
     /// The JSON text of a stored payload, compact or plain; nil for a compact payload
     /// holding a byte no piece stands for (corrupted).
     static func expand(_ stored: [UInt8]) -> [UInt8]? {

@@ -4,7 +4,8 @@ import GRDB
 
 extension RecordCache {
     /// The members' records (client id set) timestamped within `window` milliseconds of the
-    /// newest record, oldest first, whose JSON contains one of `markers` (e.g. `"ble_wss"`).
+    /// newest record, oldest first, whose JSON may contain one of `markers` (e.g. `"ble_wss"`;
+    /// the caller checks the records: a few others can come along).
     ///
     /// The window is found by the timestamp index and the markers are matched by SQLite on
     /// the stored bytes, so rows of other records are neither decoded nor decrypted
@@ -13,11 +14,20 @@ extension RecordCache {
     public func memberRecords(withinLast window: Int64, containing markers: [String]) async throws -> [StoredRecord] {
         guard !markers.isEmpty else { return [] }
         let cipher = self.cipher
-        let match = markers.map { _ in "instr(record.payload, ?) > 0" }.joined(separator: " OR ")
-        return try await pool.read { db in
+        // Plain rows hold the marker; compact ones (CompactRecordText) the part of it that
+        // no piece can cover, or, for a marker without one, every compact row is a candidate.
+        var patterns: [Data] = []
+        var anyCompact = false
+        for m in markers {
+            patterns.append(Data(m.utf8))
+            if let core = CompactRecordText.literalCore(of: Array(m.utf8)) { patterns.append(Data(core)) } else { anyCompact = true }
+        }
+        var match = patterns.map { _ in "instr(record.payload, ?) > 0" }.joined(separator: " OR ")
+        if anyCompact { match += " OR substr(record.payload, 1, 1) = x'01'" }
+        return try await pool.read { [patterns, match] db in
             guard let newest = try Int64.fetchOne(db, sql: "SELECT MAX(timestamp_ms) FROM record") else { return [] }
             var arguments: [any DatabaseValueConvertible] = [newest - window]
-            arguments += markers.map { Data($0.utf8) }
+            arguments += patterns
             return try Row.fetchAll(db, sql: """
                 SELECT \(RecordCache.recordColumns) FROM record
                 WHERE timestamp_ms >= ? AND client_id IS NOT NULL AND (record.encrypted = 1 OR \(match))

@@ -60,6 +60,52 @@ struct StoredFormTests {
         }
     }
 
+    @Test("a marker's literal core is in the compact form of every text holding the marker")
+    func literalCores() {
+        #expect(CompactRecordText.literalCore(of: Array("\"ble_wss\"".utf8)) == Array("wss".utf8))
+        // A piece inside the marker, or the marker inside a piece: no core.
+        #expect(CompactRecordText.literalCore(of: Array("detected".utf8)) == nil)
+        #expect(CompactRecordText.literalCore(of: Array("etecte".utf8)) == nil)
+        #expect(CompactRecordText.literalCore(of: Array("a\"hr\":1".utf8)) == nil)
+        // Every substring of the sample records as a marker.
+        var checked = 0
+        for r in Self.records {
+            let json = Array(r.jsonString().utf8)
+            let compact = CompactRecordText.compact(json)
+            for length in 3...14 {
+                for start in 0...(json.count - length) {
+                    guard let core = CompactRecordText.literalCore(of: Array(json[start..<(start + length)])) else { continue }
+                    checked += 1
+                    let found = (0...(compact.count - core.count)).contains { compact[$0..<($0 + core.count)].elementsEqual(core) }
+                    #expect(found, "\(String(decoding: json[start..<(start + length)], as: UTF8.self)) → \(String(decoding: core, as: UTF8.self))")
+                }
+            }
+        }
+        #expect(checked > 1000)
+    }
+
+    @Test("memberRecords finds compact and plain rows by their markers")
+    func markersOnCompactRows() async throws {
+        let dir = TempDir()
+        let cache = try RecordCache(path: dir.database)
+        try await cache.pair(address: "AA:00:00:00:00:01", clientID: "member-1")
+        var scale = WearMetrics(timestamp: base, deviceID: "AA:00:00:00:00:01", source: "ble_wss")
+        scale.setMetric("weight_kg", 82.2)
+        cache.append([hrRecord("AA:00:00:00:00:01", 0, at: base), scale])
+        try await cache.flush()
+        let pool = try DatabasePool(path: dir.database)
+        // A row as stored before the compact form: plain JSON.
+        try await pool.write { db in
+            try db.execute(sql: "UPDATE record SET payload = ? WHERE sequence = 1",
+                           arguments: [Data(hrRecord("AA:00:00:00:00:01", 0, at: base).jsonString().utf8)])
+        }
+        try pool.close()
+        let found = try await cache.memberRecords(withinLast: 60_000, containing: ["\"ble_wss\""])
+        #expect(found.map(\.record.source) == ["ble_wss"])
+        let hr = try await cache.memberRecords(withinLast: 60_000, containing: ["\"ble_hrm\""])
+        #expect(hr.map(\.record.source) == ["ble_hrm"])
+    }
+
     @Test("a compact payload holding a byte the cache never writes is quarantined as corrupted, not sent")
     func corruptCompactText() async throws {
         let dir = TempDir()
