@@ -53,7 +53,15 @@ public final class RecordCache: Sendable {
             }
             if fd >= 0 {
                 fchmod(fd, 0o600)
+                // The file's name is on the device before anything is written into it.
+                fsync(fd)
                 Glibc.close(fd)
+                let parent = (path as NSString).deletingLastPathComponent
+                let dir = open(parent.isEmpty ? "." : parent, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+                if dir >= 0 {
+                    fsync(dir)
+                    Glibc.close(dir)
+                }
             }
         }
 
