@@ -41,9 +41,10 @@ struct BackendDeadlineTests {
             // The head and part of the body had arrived: the deadline struck while reading it.
             #expect(server.observed.requests == 1)
             #expect(server.observed.bodyBytesSent >= 1)
-            // Ended by the deadline, not by the body: 3 s, with a margin for a loaded machine.
+            // Ended by the deadline, not by the body (200 s): 3 s, with a wide margin for a
+            // loaded machine.
             #expect(elapsed >= .milliseconds(2900), "\(elapsed)")
-            #expect(elapsed < .seconds(13), "\(elapsed)")
+            #expect(elapsed < .seconds(40), "\(elapsed)")
             // The client gave the connection up instead of leaving it open.
             let hungUp = await server.wait(timeout: .seconds(30)) { $0.clientHungUp }
             #expect(hungUp)
