@@ -92,7 +92,7 @@ struct TwoGatewaysEndToEndTests {
                     guard let records = try? await room.cached() else { return false }
                     return straps.allSatisfy { s in Set(records.filter { $0.device == s && $0.second >= classStart }.map(\.second)).count >= 15 }
                 }
-                #expect(await until(120) {
+                #expect(await eventually(timeout: 120) {
                     let inA = await heard(a, straps), inB = await heard(b, Array(straps.prefix(3)))
                     return inA && inB
                 },
