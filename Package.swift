@@ -131,7 +131,7 @@ let package = Package(
             ]
         ),
         // Classes by schedule, by hand and open gym: which window each workout covers.
-        .target(name: "Classes"),
+        .target(name: "Classes", dependencies: ["Timing"]),
         // Max HR, zones, kcal and effort points: pure maths for the wall and workouts.
         .target(name: "Effort"),
         // A member's workout in a class from their strap's records, its JSON, FIT and TCX: pure maths.
@@ -170,7 +170,7 @@ let package = Package(
         .target(
             name: "BlegateServer",
             dependencies: [
-                "JSON", "Outbox", "HTTPListening",
+                "JSON", "Outbox", "HTTPListening", "Timing",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "Crypto", package: "swift-crypto"),

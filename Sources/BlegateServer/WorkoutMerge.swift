@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 import JSON
+import Timing
 
 /// One member's workout of one class as heard by several gateways, made into one
 /// (docs/server.md, "Workouts heard by two gateways").
@@ -139,13 +140,7 @@ enum Timestamps {
         let u = Array(s.utf8)
         func n(_ r: Range<Int>) -> Int { r.reduce(0) { $0 * 10 + Int(u[$1] - 0x30) } }
         let y = n(0..<4), mo = n(5..<7), d = n(8..<10)
-        // Days from civil (Howard Hinnant's algorithm).
-        let yy = mo <= 2 ? y - 1 : y
-        let era = (yy >= 0 ? yy : yy - 399) / 400
-        let yoe = yy - era * 400
-        let doy = (153 * (mo + (mo > 2 ? -3 : 9)) + 2) / 5 + d - 1
-        let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy
-        let days = era * 146097 + doe - 719468
+        let days = Int(CivilDays.days(year: y, month: mo, day: d))
         var t = Double(days * 86400 + n(11..<13) * 3600 + n(14..<16) * 60 + n(17..<19))
         var i = 19
         if u[i] == UInt8(ascii: ".") {

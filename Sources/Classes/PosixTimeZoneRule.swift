@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: MIT
+import Timing
 
 /// A POSIX `TZ` rule such as `CET-1CEST,M3.5.0,M10.5.0/3`: what a TZif footer gives for
 /// instants after the file's last transition (POSIX.1-2017 8.3, with RFC 8536's

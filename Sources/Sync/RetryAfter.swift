@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: MIT
+import Timing
 import WearMetrics
 
 /// The `Retry-After` header of a 429 or 503: either delay-seconds or an HTTP-date
@@ -42,7 +43,7 @@ public enum RetryAfter {
         var year = numbers[1]
         if year < 100 { year += year >= 70 ? 1900 : 2000 }
         guard (1...31).contains(day), (0...23).contains(clock[0]), (0...59).contains(clock[1]), (0...60).contains(clock[2]) else { return nil }
-        let days = daysFromCivil(year: Int64(year), month: month, day: day)
+        let days = CivilDays.days(year: year, month: month, day: day)
         let seconds = days * 86_400 + Int64(clock[0] * 3600 + clock[1] * 60 + clock[2])
         return UTCTimestamp(millisecondsSince1970: seconds * 1000)
     }
@@ -51,7 +52,7 @@ public enum RetryAfter {
     public static func httpDate(_ t: UTCTimestamp) -> String {
         let seconds = t.millisecondsSince1970 / 1000
         let days = seconds / 86_400
-        let (y, m, d) = civil(fromDays: days)
+        let (y, m, d) = CivilDays.date(days: days)
         let weekday = Int(((days % 7) + 10) % 7) // 1970-01-01 was a Thursday (index 3).
         let sod = Int(seconds % 86_400)
         func two(_ n: Int) -> String { n < 10 ? "0\(n)" : "\(n)" }
@@ -60,29 +61,6 @@ public enum RetryAfter {
 
     private static let monthNames = ["jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"]
     private static let weekdayNames = ["mon", "tue", "wed", "thu", "fri", "sat", "sun"]
-
-    /// Proleptic Gregorian (year, month, day) → days since 1970-01-01.
-    static func daysFromCivil(year: Int64, month: Int, day: Int) -> Int64 {
-        let y = month <= 2 ? year - 1 : year
-        let era = (y >= 0 ? y : y - 399) / 400
-        let yoe = y - era * 400
-        let mp = Int64(month > 2 ? month - 3 : month + 9)
-        let doy = (153 * mp + 2) / 5 + Int64(day) - 1
-        let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy
-        return era * 146_097 + doe - 719_468
-    }
-
-    static func civil(fromDays z0: Int64) -> (Int64, Int, Int) {
-        let z = z0 + 719_468
-        let era = (z >= 0 ? z : z - 146_096) / 146_097
-        let doe = z - era * 146_097
-        let yoe = (doe - doe / 1460 + doe / 36524 - doe / 146_096) / 365
-        let doy = doe - (365 * yoe + yoe / 4 - yoe / 100)
-        let mp = (5 * doy + 2) / 153
-        let d = Int(doy - (153 * mp + 2) / 5 + 1)
-        let m = Int(mp < 10 ? mp + 3 : mp - 9)
-        return (yoe + era * 400 + (m <= 2 ? 1 : 0), m, d)
-    }
 }
 
 extension String {

@@ -39,7 +39,7 @@ public struct UTCTimestamp: Sendable, Hashable, Comparable {
         var days = ms / 86_400_000
         var rem = ms % 86_400_000
         if rem < 0 { rem += 86_400_000; days -= 1 }
-        let (y, m, d) = UTCTimestamp.civil(fromDays: days)
+        let (y, m, d) = CivilDays.date(days: days)
         let secondsOfDay = Int(rem / 1000)
         appendPadded(&out, Int(y), 4); out += "-"
         appendPadded(&out, m, 2); out += "-"
@@ -48,20 +48,6 @@ public struct UTCTimestamp: Sendable, Hashable, Comparable {
         appendPadded(&out, secondsOfDay / 60 % 60, 2); out += ":"
         appendPadded(&out, secondsOfDay % 60, 2); out += "."
         appendPadded(&out, Int(rem % 1000), 3); out += "Z"
-    }
-
-    /// Days since 1970-01-01 → (year, month, day).
-    static func civil(fromDays z0: Int64) -> (Int64, Int, Int) {
-        let z = z0 + 719_468
-        let era = (z >= 0 ? z : z - 146_096) / 146_097
-        let doe = z - era * 146_097                                   // [0, 146096]
-        let yoe = (doe - doe / 1460 + doe / 36524 - doe / 146_096) / 365 // [0, 399]
-        let doy = doe - (365 * yoe + yoe / 4 - yoe / 100)              // [0, 365]
-        let mp = (5 * doy + 2) / 153                                   // [0, 11]
-        let d = Int(doy - (153 * mp + 2) / 5 + 1)
-        let m = Int(mp < 10 ? mp + 3 : mp - 9)
-        let y = yoe + era * 400 + (m <= 2 ? 1 : 0)
-        return (y, m, d)
     }
 }
 

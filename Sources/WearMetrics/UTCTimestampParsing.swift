@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: MIT
+import Timing
 
 extension UTCTimestamp {
     /// Parses RFC 3339 / ISO 8601 date-times: `2026-01-02T03:04:05Z`, with an optional
@@ -45,18 +46,7 @@ extension UTCTimestamp {
             }
             guard i == b.count else { return nil }
         }
-        let days = UTCTimestamp.days(fromCivil: Int64(y), mo, d)
+        let days = CivilDays.days(year: y, month: mo, day: d)
         self.init(millisecondsSince1970: days * 86_400_000 + ms - Int64(offsetMinutes) * 60_000)
-    }
-
-    /// (year, month, day) → days since 1970-01-01; the inverse of `civil(fromDays:)`.
-    static func days(fromCivil year: Int64, _ month: Int, _ day: Int) -> Int64 {
-        let y = month <= 2 ? year - 1 : year
-        let era = (y >= 0 ? y : y - 399) / 400
-        let yoe = y - era * 400
-        let mp = Int64(month > 2 ? month - 3 : month + 9)
-        let doy = (153 * mp + 2) / 5 + Int64(day) - 1
-        let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy
-        return era * 146_097 + doe - 719_468
     }
 }

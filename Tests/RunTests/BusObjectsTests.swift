@@ -96,7 +96,11 @@ struct BusObjectsTests {
             }
             let worst = lags.map(abs).max() ?? .infinity
             #expect(lags.count >= sentDuring.count * 9 / 10, "\(lags.count) records matched to \(sentDuring.count) values")
-            #expect(worst <= 1, "a record is stamped \(worst) s away from its value's sending")
+            // Stamped when the dispatcher read the signal: within a second here, however busy
+            // the consumers; a test run that shares two cores with other suites can hold the
+            // dispatcher itself back, so the bound allows 3 s (a gateway that stamped at
+            // processing time was minutes behind).
+            #expect(worst <= 3, "a record is stamped \(worst) s away from its value's sending")
 
             // Back to idle: generous, the four straps cost a few percent of a core.
             #expect(idleAfter < 0.25, "CPU after the crowd left: \(Int(idleAfter * 100)) % of a core (before: \(Int(idleBefore * 100)) %)")

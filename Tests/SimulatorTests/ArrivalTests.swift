@@ -61,11 +61,13 @@ struct ArrivalTests {
             }
             // Another strap's nearest notification is, in the median, milliseconds away
             // (uniform phases over a 50 ms interval put it about 12 ms away); a simulator
-            // that sent the straps together would put it within a fraction of one.
+            // that sent the straps together would put it within tens of microseconds (one
+            // loop's sends). A loaded machine wakes timers late and close together, so the
+            // bound sits well between the two: 0.2 ms.
             for i in 0..<series.count {
                 for j in 0..<series.count where j != i {
                     let nearest = series[i].map { t in series[j].map { abs($0 - t) }.min() ?? .infinity }.sorted()
-                    #expect(nearest[nearest.count / 2] > 1.0, "straps \(i) and \(j): median distance \(nearest[nearest.count / 2]) ms")
+                    #expect(nearest[nearest.count / 2] > 0.2, "straps \(i) and \(j): median distance \(nearest[nearest.count / 2]) ms")
                 }
             }
         }

@@ -78,10 +78,13 @@ struct WallClassBrowserTests {
             #expect(summary["name"] as? String == "", "the header's class is gone once it ended")
             let rows = try #require(summary["rows"] as? [[String: Any]])
             #expect(Set(rows.compactMap { $0["id"] as? String }) == Set(sim.devices.map(\.address)), "a row per member heard")
-            // Each row says what the backend's workout says.
-            #expect(await backend.wait(timeout: .seconds(60)) { $0.workouts.count == Self.straps })
+            // Each row says what the backend's workout of the class says (the straps were
+            // heard before the class too: their open-gym workouts are not the class's).
+            func ofClass(_ w: [BackendDocument]) -> [BackendDocument] { w.filter { $0.json["class_name"]?.string == "Spin 07:00" } }
+            #expect(await backend.wait(timeout: .seconds(60)) { ofClass($0.workouts).count == Self.straps },
+                    "\(backend.store.workouts.map { ($0.json["device_id"]?.string ?? "", $0.json["class_name"]?.string ?? "open gym") })")
             for row in rows {
-                let w = try #require(backend.store.workouts.first { $0.json["device_id"]?.string == row["id"] as? String })
+                let w = try #require(ofClass(backend.store.workouts).first { $0.json["device_id"]?.string == row["id"] as? String })
                 #expect(Int(row["points"] as? String ?? "") == Int((w.json["effort_points"]?.number ?? -1).rounded()))
                 let zones = (w.json["seconds_in_zone"]?.array ?? []).compactMap(\.number).dropFirst().map { String(Int(($0 / 60).rounded())) }
                 #expect((row["zones"] as? [String]) == Array(zones), "\(row) vs \(zones)")

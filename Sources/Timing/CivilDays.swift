@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: MIT
 
 /// Proleptic Gregorian dates as days since 1970-01-01 and back (H. Hinnant's
-/// `days_from_civil` and `civil_from_days`), for local days without Foundation.
-enum CivilDays {
-    static func days(year: Int, month: Int, day: Int) -> Int64 {
+/// `days_from_civil` and `civil_from_days`): record times, HTTP dates and local days,
+/// all without Foundation. Inlinable, since it sits on the record-encoding path.
+public enum CivilDays {
+    @inlinable
+    public static func days(year: Int, month: Int, day: Int) -> Int64 {
         let y = Int64(month <= 2 ? year - 1 : year)
         let era = (y >= 0 ? y : y - 399) / 400
         let yoe = y - era * 400
@@ -13,7 +15,8 @@ enum CivilDays {
         return era * 146_097 + doe - 719_468
     }
 
-    static func date(days z0: Int64) -> (year: Int, month: Int, day: Int) {
+    @inlinable
+    public static func date(days z0: Int64) -> (year: Int, month: Int, day: Int) {
         let z = z0 + 719_468
         let era = (z >= 0 ? z : z - 146_096) / 146_097
         let doe = z - era * 146_097
@@ -26,16 +29,19 @@ enum CivilDays {
     }
 
     /// 1 = Monday … 7 = Sunday (1970-01-01 was a Thursday).
-    static func weekday(days: Int64) -> Int {
+    @inlinable
+    public static func weekday(days: Int64) -> Int {
         Int(((days % 7) + 7 + 3) % 7) + 1
     }
 
-    static func isLeap(_ year: Int) -> Bool {
+    @inlinable
+    public static func isLeap(_ year: Int) -> Bool {
         year % 4 == 0 && (year % 100 != 0 || year % 400 == 0)
     }
 
     /// Floor division of seconds into days.
-    static func days(seconds: Int64) -> Int64 {
+    @inlinable
+    public static func days(seconds: Int64) -> Int64 {
         seconds >= 0 ? seconds / 86_400 : (seconds - 86_399) / 86_400
     }
 }
