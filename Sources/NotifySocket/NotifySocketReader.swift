@@ -26,6 +26,9 @@ public final class NotifySocketReader: Sendable {
     struct Entry {
         let fd: Int32
         let onData: @Sendable (UnsafeRawBufferPointer, _ arrival: Int64) -> Void
+        /// The kernel stamps each datagram (SO_TIMESTAMPNS took): a zero-length read with a
+        /// stamp is an empty notification, one without is the end of the socket.
+        var stamped = false
         let onHangup: @Sendable () -> Void
     }
 
@@ -120,13 +123,13 @@ public final class NotifySocketReader: Sendable {
                     onArrival: @escaping @Sendable (UnsafeRawBufferPointer, _ arrival: Int64) -> Void,
                     onHangup: @escaping @Sendable () -> Void) -> Registration? {
         guard let fd = descriptor.take() else { return nil }
-        _ = clinux_enable_arrival_stamps(fd)
+        let stamped = clinux_enable_arrival_stamps(fd) == 0
         let onData = onArrival
         let id: UInt64? = shared.withLock { s in
             guard !s.stopped else { return nil }
             let id = s.nextID
             s.nextID += 1
-            s.commands.append(.add(id, Entry(fd: fd, onData: onData, onHangup: onHangup)))
+            s.commands.append(.add(id, Entry(fd: fd, onData: onData, stamped: stamped, onHangup: onHangup)))
             return id
         }
         guard let id else {
@@ -201,6 +204,15 @@ public final class NotifySocketReader: Sendable {
     /// end of the socket when `zeroEnds`, or when the peer has hung up; otherwise it is an
     /// empty notification (a malformed payload, still counted). Returns the datagrams
     /// delivered and whether the socket reached its end.
+    /// Whether a zero-length read is the end of the socket rather than an empty
+    /// notification. With arrival stamps the kernel says so exactly (only a datagram has
+    /// a stamp); without, only a peer that hung up (or `zeroEnds`) makes it the end, and
+    /// an empty notification queued just before a hang-up is taken for the end.
+    private static func isEnd(_ entry: Entry, arrival: Int64, zeroEnds: Bool) -> Bool {
+        if entry.stamped { return arrival == 0 }
+        return zeroEnds || hungUp(entry.fd)
+    }
+
     private func drain(_ entry: Entry, untilEmpty: Bool, zeroEnds: Bool, buffer: UnsafeMutablePointer<UInt8>,
                        lengths: UnsafeMutablePointer<Int32>, arrivals: UnsafeMutablePointer<Int64>) -> (delivered: Int, closed: Bool) {
         let batch = Self.batch, slot = Self.slot
@@ -210,7 +222,7 @@ public final class NotifySocketReader: Sendable {
             if got > 0 {
                 for j in 0..<got {
                     let length = Int(lengths[j])
-                    if length == 0 && (zeroEnds || Self.hungUp(entry.fd)) { return (delivered, true) }
+                    if length == 0 && Self.isEnd(entry, arrival: arrivals[j], zeroEnds: zeroEnds) { return (delivered, true) }
                     let arrival = arrivals[j] != 0 ? arrivals[j] : Self.realtimeNanoseconds()
                     entry.onData(UnsafeRawBufferPointer(start: buffer + j * slot, count: length), arrival)
                     delivered += 1

@@ -45,13 +45,15 @@ struct NotifySocketReaderTests {
         await waitUntil { c.datagrams.withLock { $0.count } == payloads.count }
         #expect(c.datagrams.withLock { $0 } == payloads)
         #expect(c.hungUp.withLock { $0 } == 0, "an empty notification is not the end of the socket")
-        // Queued right before the close: still delivered, then the hang-up.
+        // Queued right before the close, an empty one last: still delivered (the kernel's
+        // arrival stamp tells an empty datagram from the end), then the hang-up.
         _ = [UInt8]([0x06, 81]).withUnsafeBytes { send(theirs, $0.baseAddress, $0.count, 0) }
+        _ = send(theirs, UnsafeRawPointer(bitPattern: 1), 0, 0)
         close(theirs)
         await waitUntil { c.hungUp.withLock { $0 } == 1 }
         #expect(c.hungUp.withLock { $0 } == 1)
-        #expect(c.datagrams.withLock { $0.last } == [0x06, 81])
-        #expect(reader.datagramCount == payloads.count + 1)
+        #expect(c.datagrams.withLock { Array($0.suffix(2)) } == [[0x06, 81], []])
+        #expect(reader.datagramCount == payloads.count + 2)
     }
 
     @Test("a burst of 5,000 datagrams, far more than a socket buffer holds, arrives whole and in order through a 200 ms window")
