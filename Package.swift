@@ -47,7 +47,7 @@ let package = Package(
         .target(name: "DBus", dependencies: ["CDBus", "CLinux", "Timing"]),
         .target(name: "HCI", dependencies: ["CBluetooth"]),
         // The AcquireNotify sockets of every strap, read on one epoll thread.
-        .target(name: "NotifySocket", dependencies: ["CLinux", "DBus"]),
+        .target(name: "NotifySocket", dependencies: ["CLinux", "DBus", "Timing"]),
 
         // Pure Swift.
         // A JSON value with a deterministic writer and an RFC 8259 parser, no Foundation.

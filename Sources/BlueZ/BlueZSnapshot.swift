@@ -129,38 +129,23 @@ public struct BlueZSnapshot: Sendable {
         let held = holds(d.path)
         let old = deviceTable.updateValue(d, forKey: d.path)
         linked(d.path, wasHeld: held)
-        if old?.address != d.address {
-            if let old { devicesByAddress.remove(d.path, at: old.address.uppercased()) }
-            devicesByAddress.insert(d.path, at: d.address.uppercased())
-        }
-        if old?.adapter != d.adapter {
-            if let old { devicesByAdapter.remove(d.path, at: old.adapter) }
-            devicesByAdapter.insert(d.path, at: d.adapter)
-        }
+        devicesByAddress.move(d.path, from: old?.address.uppercased(), to: d.address.uppercased())
+        devicesByAdapter.move(d.path, from: old?.adapter, to: d.adapter)
     }
 
     mutating func store(_ s: GattService) {
         let held = holds(s.path)
         let old = serviceTable.updateValue(s, forKey: s.path)
         linked(s.path, wasHeld: held)
-        if old?.device != s.device {
-            if let old { servicesByDevice.remove(s.path, at: old.device) }
-            servicesByDevice.insert(s.path, at: s.device)
-        }
+        servicesByDevice.move(s.path, from: old?.device, to: s.device)
     }
 
     mutating func store(_ c: GattCharacteristic) {
         let held = holds(c.path)
         let old = characteristicTable.updateValue(c, forKey: c.path)
         linked(c.path, wasHeld: held)
-        if old?.device != c.device {
-            if let old { characteristicsByDevice.remove(c.path, at: old.device) }
-            characteristicsByDevice.insert(c.path, at: c.device)
-        }
-        if old?.service != c.service {
-            if let old { characteristicsByService.remove(c.path, at: old.service) }
-            characteristicsByService.insert(c.path, at: c.service)
-        }
+        characteristicsByDevice.move(c.path, from: old?.device, to: c.device)
+        characteristicsByService.move(c.path, from: old?.service, to: c.service)
     }
 
     mutating func dropAdapter(_ path: DBusObjectPath) -> Adapter? {
@@ -364,6 +349,14 @@ struct PathIndex<Key: Hashable & Sendable>: Sendable {
             set.insert(path)
             groups[key] = .many(set)
         }
+    }
+
+    /// Files `path` under `new` instead of `old` (nil: it was not filed); nothing to do
+    /// when the key did not change, which is what nearly every property update is.
+    mutating func move(_ path: DBusObjectPath, from old: Key?, to new: Key) {
+        guard old != new else { return }
+        if let old { remove(path, at: old) }
+        insert(path, at: new)
     }
 
     mutating func remove(_ path: DBusObjectPath, at key: Key) {

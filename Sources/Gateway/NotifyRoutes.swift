@@ -40,7 +40,7 @@ final class NotifyRoutes: Sendable {
     private func deliver(_ view: DBusSignalView) {
         guard let path = view.path else { return }
         guard let handler = routes.withLock({ $0[path.rawValue] }) else { return }
-        let arrived = UTCTimestamp(millisecondsSince1970: view.receivedAt)
-        _ = view.withChangedBytes("Value") { handler($0, arrived) }
+        let arrival = UTCTimestamp(millisecondsSince1970: view.receivedAt)
+        _ = view.withChangedBytes("Value") { handler($0, arrival) }
     }
 }

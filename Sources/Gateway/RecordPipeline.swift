@@ -129,9 +129,9 @@ final class RecordPipeline: Sendable {
     /// counter moved (a new measurement: a strap on a hook repeats its last frame), the
     /// strap reports skin contact and a rate, and no link delivered heart rate in the last
     /// `linkPrecedence` seconds (one stream of records per strap). No RR, so no HRV.
-    /// `arrived`: when the advertisement's signal was read off the bus (nil: now).
-    func advertisement(deviceID: String, _ hr: PolarHeartRate, arrived: UTCTimestamp? = nil) {
-        let time = arrived ?? UTCTimestamp.now
+    /// `arrival`: when the advertisement's signal was read off the bus (nil: now).
+    func advertisement(deviceID: String, _ hr: PolarHeartRate, arrival: UTCTimestamp? = nil) {
+        let time = arrival ?? UTCTimestamp.now
         let now = MonotonicClock.seconds()
         state.withLock { s in
             var device = s.devices[deviceID, default: Device()]

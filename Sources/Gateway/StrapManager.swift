@@ -105,7 +105,7 @@ public final class StrapManager: Sendable {
         let housekeeping = Task { await self.housekeeping() }
         for await timed in events {
             if Task.isCancelled { break }
-            await handle(timed.event, arrived: timed.receivedAt.map(UTCTimestamp.init(millisecondsSince1970:)))
+            await handle(timed.event, arrival: timed.receivedAt.map(UTCTimestamp.init(millisecondsSince1970:)))
         }
         housekeeping.cancel()
         await shutdown()
@@ -135,7 +135,7 @@ public final class StrapManager: Sendable {
     /// Costs the same for every device, strap or not: a neighbourhood's thousands of
     /// phones and beacons each get a few lookups by address and nothing more (no plan,
     /// no walk over the other devices).
-    private func handle(_ event: BlueZEvent, arrived: UTCTimestamp?) async {
+    private func handle(_ event: BlueZEvent, arrival: UTCTimestamp?) async {
         if Self.concernsHousekeeping(event) { doorbell.ring() }
         switch event {
         case .adapterAdded(let a):
@@ -154,7 +154,7 @@ public final class StrapManager: Sendable {
         case .deviceAdded(let d):
             await context.adapters.controller(d.adapter)?.noteAdvertisement()
             consider(d)
-            advertisement(d, arrived: arrived)
+            advertisement(d, arrival: arrival)
             heard(d)
             // A new link asks for a plan itself; only a strap already waiting needs one here.
             if context.scheduler.isWaiting(d.address.uppercased()) { context.scheduler.replan() }
@@ -163,7 +163,7 @@ public final class StrapManager: Sendable {
                 await context.adapters.controller(d.adapter)?.noteAdvertisement()
                 heard(d)
             }
-            if changed.contains("ManufacturerData") { advertisement(d, arrived: arrived) }
+            if changed.contains("ManufacturerData") { advertisement(d, arrival: arrival) }
             if changed.contains("Connected"), !d.connected { post(.disconnected, path: d.path) }
             if changed.contains("Percentage"), let p = d.batteryPercentage, isLinked(d.path),
                mirror.characteristic(device: d.path, uuid: GATTNames.batteryLevel) == nil {
@@ -227,12 +227,12 @@ public final class StrapManager: Sendable {
     }
 
     /// Polar straps' advertised heart rate, for followed straps.
-    private func advertisement(_ d: Device, arrived: UTCTimestamp?) {
+    private func advertisement(_ d: Device, arrival: UTCTimestamp?) {
         guard context.configuration.advertisedRecords, let data = d.manufacturerData[PolarHeartRate.companyID],
               let hr = PolarHeartRate(manufacturerData: data) else { return }
         let address = d.address.uppercased()
         guard state.withLock({ $0.links[address] != nil }) else { return }
-        context.pipeline.advertisement(deviceID: address, hr, arrived: arrived)
+        context.pipeline.advertisement(deviceID: address, hr, arrival: arrival)
     }
 
     /// Starts following a device when the selection accepts it: one that offers the Heart

@@ -1,6 +1,7 @@
 import CLinux
 import DBus
 import Synchronization
+import Timing
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -71,8 +72,7 @@ public final class NotifySocketReader: Sendable {
 
     public init(gather: Duration = .milliseconds(200)) throws(DBusError) {
         self.gather = gather
-        let (seconds, attoseconds) = gather.components
-        gatherNanoseconds = max(0, seconds * 1_000_000_000 + attoseconds / 1_000_000_000)
+        gatherNanoseconds = max(0, gather.nanoseconds)
         let ep = clinux_epoll_create()
         guard ep >= 0 else { throw DBusError(.failed, "epoll_create1 failed (errno \(errno))") }
         let wake = clinux_wake_fd()
@@ -182,17 +182,7 @@ public final class NotifySocketReader: Sendable {
         return poll(&p2, 1, 0) >= 0 && (p2.revents & (Int16(POLLHUP | POLLERR) | 0x2000)) != 0
     }
 
-    private static func realtimeNanoseconds() -> Int64 {
-        var t = timespec()
-        clock_gettime(CLOCK_REALTIME, &t)
-        return Int64(t.tv_sec) * 1_000_000_000 + Int64(t.tv_nsec)
-    }
-
-    private static func monotonicNanoseconds() -> Int64 {
-        var t = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &t)
-        return Int64(t.tv_sec) * 1_000_000_000 + Int64(t.tv_nsec)
-    }
+    private static func monotonicNanoseconds() -> Int64 { Int64(MonotonicClock.nanoseconds()) }
 
     /// One system call reads a whole batch: at saturation a wake-up finds several
     /// datagrams queued per socket.
@@ -223,7 +213,7 @@ public final class NotifySocketReader: Sendable {
                 for j in 0..<got {
                     let length = Int(lengths[j])
                     if length == 0 && Self.isEnd(entry, arrival: arrivals[j], zeroEnds: zeroEnds) { return (delivered, true) }
-                    let arrival = arrivals[j] != 0 ? arrivals[j] : Self.realtimeNanoseconds()
+                    let arrival = arrivals[j] != 0 ? arrivals[j] : WallClock.nanoseconds()
                     entry.onData(UnsafeRawBufferPointer(start: buffer + j * slot, count: length), arrival)
                     delivered += 1
                 }
@@ -232,7 +222,7 @@ public final class NotifySocketReader: Sendable {
                 if got < batch && !untilEmpty { return (delivered, false) }
             } else if got == 0 {
                 if zeroEnds || Self.hungUp(entry.fd) { return (delivered, true) }
-                entry.onData(UnsafeRawBufferPointer(start: nil, count: 0), Self.realtimeNanoseconds())
+                entry.onData(UnsafeRawBufferPointer(start: nil, count: 0), WallClock.nanoseconds())
                 delivered += 1
             } else {
                 if errno == EINTR { continue }

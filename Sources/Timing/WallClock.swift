@@ -14,6 +14,14 @@ public enum WallClock {
         return Int64(ts.tv_sec) * 1000 + Int64(ts.tv_nsec) / 1_000_000
     }
 
+    /// Nanoseconds since the epoch, the unit of the kernel's arrival stamps on sockets.
+    @inlinable
+    public static func nanoseconds() -> Int64 {
+        var ts = timespec()
+        clock_gettime(CLOCK_REALTIME, &ts)
+        return Int64(ts.tv_sec) * 1_000_000_000 + Int64(ts.tv_nsec)
+    }
+
     @inlinable
     public static func seconds() -> Double {
         var ts = timespec()
