@@ -113,6 +113,15 @@ func traffic(_ sim: SimulatedBlueZ, _ count: Int, from addresses: [String]? = ni
     #expect(sent, "\(count) more notifications from each of \(straps.count) straps")
 }
 
+/// Lets the straps in `addresses` send `count` more notifications in all: traffic for a
+/// phase in which any one of them may lose or give up its link meanwhile.
+func traffic(_ sim: SimulatedBlueZ, inAll count: Int, from addresses: [String]) async throws {
+    func total() -> Int { addresses.reduce(0) { $0 + sim.payloadLog.records(address: $1).count } }
+    let before = total()
+    let sent = await eventually(timeout: 120) { total() >= before + count }
+    #expect(sent, "\(count) more notifications from \(addresses.count) straps")
+}
+
 /// Runs `body` with the simulator on a private bus (the shared harness).
 func withSimulator(_ configure: (inout SimulatorConfiguration) -> Void,
                    _ body: (PrivateBus, SimulatedBlueZ) async throws -> Void) async throws {

@@ -72,13 +72,14 @@ struct GatewayRoom {
     }
 
     /// Every record in the gateway's cache: id, device, second.
-    func cached() async throws -> [(id: String, device: String, source: String, second: String)] {
+    func cached() async throws -> [(id: String, device: String, source: String, second: String, state: String)] {
         let (out, code) = await shell("\(blegate) cache export --since all --config '\(config)'")
         guard code == 0 else { throw TestSupportError("cache export: \(out)") }
         return out.split(separator: "\n").compactMap { line in
             guard let j = try? JSONValue.parse(String(line)), let id = j["id"]?.stringValue, let d = j["device_id"]?.stringValue,
-                  let s = j["source"]?.stringValue, let t = j["timestamp"]?.stringValue else { return nil }
-            return (id.lowercased(), d, s, String(t.prefix(19)))
+                  let s = j["source"]?.stringValue, let t = j["timestamp"]?.stringValue,
+                  let state = j["state"]?.stringValue else { return nil }
+            return (id.lowercased(), d, s, String(t.prefix(19)), state)
         }
     }
 
