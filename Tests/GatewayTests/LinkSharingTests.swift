@@ -118,7 +118,8 @@ struct LinkSharingTests {
             let waiting = m.links.filter { $0.state != .streaming && $0.state != .denied }
             #expect(waiting.count == 2)
             for w in waiting { #expect(w.reason != nil, "\(w.address) \(w.state) with no reason") }
-            #expect(seen.withLock { $0.contains(.limitLearned(adapter: "hci0", limit: 3, raised: false)) })
+            // The event reaches the collector after the state it reports is visible.
+            try await waitFor("the limit-learned event") { seen.withLock { $0.contains(.limitLearned(adapter: "hci0", limit: 3, raised: false)) } }
         }
         let address = sim.adapterAddress(0)
         #expect(memory.load() == [address: 3])
