@@ -22,10 +22,12 @@ struct ArrivalTimeTests {
                 "'\(BlegateBinary.path)' stream --bus '\(bus.address)' --device '*' --notify acquire --gather-ms 1000")
             #expect(await stream.waitForStderr("stream: connected ", count: 6, timeout: 60), "\(stream.stderr)")
             #expect(stream.stderr.components("via AcquireNotify") == 6, "\(stream.stderr)")
-            // Several gathered windows' worth of notifications from every strap.
+            // Several gathered windows' worth of notifications from every strap (counted as
+            // the check below counts them: well-formed heart rate through the socket).
             let deadline = ContinuousClock.now + .seconds(120)
             while ContinuousClock.now < deadline,
-                  sim.devices.contains(where: { d in sim.payloadLog.records(address: d.address).count < 60 }) {
+                  sim.devices.contains(where: { d in sim.payloadLog.records(address: d.address)
+                      .filter { $0.uuid == bluetoothUUID(0x2A37) && !$0.malformed && $0.delivery == .acquire }.count < 60 }) {
                 try await Task.sleep(for: .milliseconds(100))
             }
             _ = await sim.stopAdvertising("*")
