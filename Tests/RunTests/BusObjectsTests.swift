@@ -72,7 +72,15 @@ struct BusObjectsTests {
             // The straps' records of the whole crowded stretch are at the backend, each
             // stamped within 1 s of the time the simulator sent its value.
             let sentDuring = sent(sim).filter { $0.wallMilliseconds >= crowdArrives && $0.wallMilliseconds <= crowdGone }
-            #expect(sentDuring.count >= 4 * 2 * 10, "the straps kept sending: \(sentDuring.count) values")
+            // The simulator shares its process with the crowd it serves, so its pumps run
+            // behind while the 20,000 objects are announced (a pump a second late starts
+            // again from now): what matters is that every strap went on sending through
+            // the stretch, about 21 values each at 2 Hz; half of that is asked for.
+            let window = Double(crowdGone - crowdArrives) / 1000
+            for strap in straps {
+                let count = sentDuring.filter { $0.address == strap }.count
+                #expect(Double(count) >= window, "\(strap) kept sending: \(count) values in \(window) s")
+            }
             let delivered = await backend.wait(timeout: .seconds(60)) { store in
                 let beats = Set(store.records.compactMap { r in BeatRecord.from(r.json).map { Keyed(r.deviceID, $0) } })
                 return sentDuring.allSatisfy { beats.contains(Keyed($0.address, $0.beat)) }
