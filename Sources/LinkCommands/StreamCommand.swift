@@ -31,7 +31,7 @@ public struct StreamCommand: LinkCommand {
         .value("bus", "BUS", help: "Bus: system (honours DBUS_SYSTEM_BUS_ADDRESS) or a D-Bus address (default: system)."),
         .value("max-links", "N", help: "Most links per adapter; the real limit is learned below it; default: 32."),
         .value("max-per-adapter", "N", help: "Same as --max-links."),
-        .value("gather-ms", "MS", help: "AcquireNotify: when notifications come densely, let them gather up to this many ms per wake-up (less CPU, at most this much delay); 0 hands each over at once; default: 200."),
+        .value("gather-ms", "MS", help: "AcquireNotify: when notifications come densely, let them gather up to this many ms per wake-up (less CPU, at most this much delay; each record keeps its arrival time); 0 hands each over at once; default: 500."),
     ]
 
     let devices: [String]
@@ -44,6 +44,13 @@ public struct StreamCommand: LinkCommand {
     let bus: String
     let maxLinks: Int
     let gatherMilliseconds: Double
+
+    /// Half a second: a person reading the stream or a pipe consuming it sees no
+    /// difference, every record carries its notification's arrival time whatever the
+    /// window, and with straps notifying independently each wake-up of the reader costs
+    /// more than the notifications it reads (docs/benchmarks.md): at 50 notifications a
+    /// second two rounds instead of five. `run` keeps 200 ms for the wall's latency.
+    static let defaultGatherMilliseconds = 500.0
 
     public init(_ arguments: LinkArguments) throws(LinkUsageError) {
         devices = arguments.strings("device")
@@ -62,7 +69,7 @@ public struct StreamCommand: LinkCommand {
         if hrvWindow < 10 { throw LinkUsageError("--hrv-window must be at least 10 seconds") }
         duration = try arguments.double("duration")
         if let duration, duration <= 0 { throw LinkUsageError("--duration must be positive") }
-        gatherMilliseconds = try arguments.double("gather-ms") ?? 200
+        gatherMilliseconds = try arguments.double("gather-ms") ?? Self.defaultGatherMilliseconds
         if !(0...1000).contains(gatherMilliseconds) { throw LinkUsageError("--gather-ms must be between 0 and 1000") }
         let alias = try arguments.int("max-per-adapter")
         maxLinks = try arguments.int("max-links") ?? alias ?? 32
@@ -107,13 +114,16 @@ public struct StreamCommand: LinkCommand {
                 printError("blegate stream: " + event.message)
             }
         }
-        // Output waits in a buffer that this flushes five times a second; with nothing to
-        // print (`--format none`, no --interval) it is not started, so nothing wakes idly.
+        // Output waits in a buffer that this flushes once per gathering window (records
+        // reach it a window at a time anyway), every 200 ms with a shorter window or with
+        // --interval, whose ticks it also keeps. With nothing to print (`--format none`, no
+        // --interval) it is not started, so nothing wakes idly.
+        let flushEvery = aggregator == nil ? Int64(max(200, gatherMilliseconds)) : 200
         let flusher = Task {
             guard output.format != .none || aggregator != nil else { return }
             var next = UTCTimestamp.now.secondsSince1970
             while !Task.isCancelled {
-                try? await Task.sleep(for: .milliseconds(200))
+                try? await Task.sleep(for: .milliseconds(flushEvery))
                 output.flush()
                 if let aggregator, let interval, UTCTimestamp.now.secondsSince1970 >= next + interval {
                     next += interval
