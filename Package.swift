@@ -14,8 +14,8 @@ let package = Package(
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
-        .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.3"),
+        .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.37.6"),
         .package(url: "https://github.com/LebJe/TOMLKit", from: "0.6.0"),
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
         .package(url: "https://github.com/apple/swift-crypto", from: "3.12.3"),
@@ -73,13 +73,24 @@ let package = Package(
             name: "Gateway",
             dependencies: ["DBus", "NotifySocket", "BlueZ", "GATT", "HRV", "WearMetrics", "Normalization", "LinkPolicy", "Timing"]
         ),
+        // The gateway's HTTP/1.1 client for its one backend: a keep-alive connection, one
+        // deadline per exchange, TLS (NIOSSL) only for https URLs.
+        .target(
+            name: "BackendHTTP",
+            dependencies: [
+                "Timing",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+            ]
+        ),
         // `blegate doctor`'s checks (bluetoothd and its D-Bus policy, adapters, rfkill,
         // main.conf, Raspberry Pi radio, backend, clock, disk) and the report they make.
         .target(
             name: "Doctor",
             dependencies: [
-                "CTimex", "JSON", "DBus", "BlueZ", "HCI",
-                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                "CTimex", "JSON", "DBus", "BlueZ", "HCI", "BackendHTTP",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
             ]
@@ -99,8 +110,7 @@ let package = Package(
         .target(
             name: "Sync",
             dependencies: [
-                "Outbox", "WearMetrics", "JSON", "PrintableText", "Timing",
-                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                "Outbox", "WearMetrics", "JSON", "PrintableText", "Timing", "BackendHTTP",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "CompressNIO", package: "compress-nio"),
@@ -245,6 +255,16 @@ let package = Package(
             name: "GatewayTests",
             dependencies: ["Gateway", "Simulator", "DBus", "BlueZ", "GATT", "WearMetrics", "LinkPolicy", "BlegateTestSupport"]
         ),
+        // The backend client against loopback servers, plain and TLS (certificates by `openssl`).
+        .testTarget(
+            name: "BackendHTTPTests",
+            dependencies: [
+                "BackendHTTP", "BlegateTestSupport",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+            ]
+        ),
         .testTarget(name: "DoctorTests", dependencies: ["Doctor", "Simulator", "DBus", "BlegateTestSupport"]),
         // The systemd unit, udev rules and install.sh, checked with the system's own tools.
         .testTarget(name: "DeploymentTests", dependencies: ["BlegateTestSupport"]),
@@ -272,9 +292,8 @@ let package = Package(
         .testTarget(
             name: "ServerTests",
             dependencies: [
-                "BlegateServer", "JSON", "BlegateTestSupport",
+                "BlegateServer", "JSON", "BlegateTestSupport", "BackendHTTP",
                 .product(name: "PostgresNIO", package: "postgres-nio"),
-                .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "CompressNIO", package: "compress-nio"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),

@@ -6,16 +6,17 @@ cd "$(dirname "$0")/.."
 
 # systemd: systemd-analyze and systemctl --root for the deployment tests; zlib for gzip;
 # g++ for the static libstdc++ archive scripts/build-release.sh links (and a C compiler);
-# tzdata for the local clock of class timetables (Classes.ZoneCalendar reads its files).
-packages=(libdbus-1-dev libbluetooth-dev libsqlite3-dev zlib1g-dev dbus pkg-config systemd g++ tzdata)
+# tzdata for the local clock of class timetables (Classes.ZoneCalendar reads its files);
+# ca-certificates for the system trust roots an https backend's certificate is checked against.
+packages=(libdbus-1-dev libbluetooth-dev libsqlite3-dev zlib1g-dev dbus pkg-config systemd g++ tzdata ca-certificates)
 # With BLEGATE_SETUP_TESTS=1 (scripts/test.sh): chromium, chromium-driver, python3-selenium
 # and fonts-dejavu-core for the wall's browser tests and benchmark (headless Chromium
 # driven by Tests/WallTests/wall_browser.py); python3-venv and libxml2-utils (xmllint)
 # for the workout export checks (below); postgresql for blegate-server's tests, which
-# start their own cluster with its binaries (scripts/test-postgres.sh). A gateway never
-# needs them.
+# start their own cluster with its binaries (scripts/test-postgres.sh); openssl makes the
+# self-signed certificates of the backend client's TLS tests. A gateway never needs them.
 if [ "${BLEGATE_SETUP_TESTS:-0}" = 1 ]; then
-    packages+=(chromium chromium-driver python3-selenium fonts-dejavu-core python3-venv libxml2-utils postgresql)
+    packages+=(chromium chromium-driver python3-selenium fonts-dejavu-core python3-venv libxml2-utils postgresql openssl)
 fi
 missing=()
 for p in "${packages[@]}"; do

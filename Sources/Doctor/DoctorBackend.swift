@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-import AsyncHTTPClient
+import BackendHTTP
 import NIOCore
 import NIOHTTP1
 
@@ -14,27 +14,27 @@ package enum DoctorBackend {
             return [.fail("backend token", error.message, fix: error.fix)]
         }
         var checks: [DoctorCheck] = [.ok("backend token", "\(tokenFile) is private (mode 0600 or stricter)")]
-        var request = HTTPClientRequest(url: BackendProbe.metricsURL(base: url))
-        request.method = .POST
+        var request = BackendHTTPClient.Request(method: .POST, url: BackendProbe.metricsURL(base: url))
         request.headers.add(name: "Authorization", value: "Bearer \(token)")
         request.headers.add(name: "Content-Type", value: "application/json")
         request.headers.add(name: "Content-Encoding", value: "gzip")
-        request.body = .bytes(ByteBuffer(bytes: StoredGzip.encode(BackendProbe.body(gatewayID: gatewayID))))
+        request.body = ByteBuffer(bytes: StoredGzip.encode(BackendProbe.body(gatewayID: gatewayID)))
+        // The same client as `blegate run`'s, so the check sees what the gateway would.
+        let client = BackendHTTPClient(connectTimeout: .seconds(timeout), answerLimit: 64 * 1024)
         do {
-            let response = try await HTTPClient.shared.execute(request, timeout: .seconds(timeout))
-            let body = try await response.body.collect(upTo: 64 * 1024)
-            checks.append(BackendProbe.check(url: url, status: Int(response.status.code), body: String(buffer: body), error: nil))
+            let answer = try await client.execute(request, timeout: .seconds(timeout))
+            checks.append(BackendProbe.check(url: url, status: answer.status, body: String(buffer: answer.body), error: nil))
         } catch {
             checks.append(BackendProbe.check(url: url, status: nil, body: "", error: describe(error)))
         }
+        await client.shutdown()
         return checks
     }
 
-    /// AsyncHTTPClient's and NIO's errors in words.
-    static func describe(_ error: any Error) -> String {
-        let text = String(describing: error)
-        if text.contains("connectTimeout") || text.contains("deadlineExceeded") { return "no answer in time (\(text))" }
-        if text.contains("Connection refused") || text.contains("connectionRefused") { return "connection refused (\(text))" }
-        return text
+    static func describe(_ error: HTTPExchangeError) -> String {
+        switch error {
+        case .connectTimeout, .deadlineExceeded: "no answer in time (\(error))"
+        default: "\(error)"
+        }
     }
 }

@@ -4,10 +4,9 @@ import PrintableText
 import JSON
 import Glibc
 #endif
-import AsyncHTTPClient
+import BackendHTTP
 import NIOCore
 import NIOHTTP1
-import NIOPosix
 import Outbox
 import WearMetrics
 import Timing
@@ -16,14 +15,16 @@ import Timing
 ///
 /// Every call carries the bearer token from `TokenStore` and a gzip body, and ends with a
 /// result or a `BackendError` whose message a gym engineer can act on. The client keeps no
-/// state between calls beyond HTTP keep-alive connections, so the sync engine decides all
-/// retrying.
+/// state between calls beyond one HTTP keep-alive connection (`BackendHTTPClient`), so the
+/// sync engine decides all retrying; the one exception is a request resent once when a
+/// kept-alive connection turns out closed before any answer came, which is safe because
+/// the backend de-duplicates records by id.
 public final class BackendClient: Sendable {
     public let baseURL: String
     public let samplesPath: String
     public let token: TokenStore
     public let requestTimeout: Duration
-    private let http: HTTPClient
+    private let http: BackendHTTPClient
     private let ownsHTTPClient: Bool
 
     /// - Parameters:
@@ -31,10 +32,11 @@ public final class BackendClient: Sendable {
     ///   - samplesPath: `backend.samples_path`, for the samples sink.
     ///   - requestTimeout: the whole exchange, connect to last response byte.
     ///   - connectTimeout: how long to wait for TCP (and TLS) to come up.
-    ///   - httpClient: share one; by default the client makes its own (call `shutdown()`).
+    ///   - httpClient: share one (its connect timeout then applies); by default the client
+    ///     makes its own on the process's shared event loop (call `shutdown()`).
     public init(baseURL: String, token: TokenStore, samplesPath: String = "/api/v1/samples",
                 requestTimeout: Duration = .seconds(30), connectTimeout: Duration = .seconds(10),
-                httpClient: HTTPClient? = nil) throws(BackendError) {
+                httpClient: BackendHTTPClient? = nil) throws(BackendError) {
         let lower = baseURL.lowercased()
         guard lower.hasPrefix("http://") || lower.hasPrefix("https://"),
               baseURL.split(separator: "/", omittingEmptySubsequences: true).count >= 2 else {
@@ -53,28 +55,17 @@ public final class BackendClient: Sendable {
             self.http = httpClient
             self.ownsHTTPClient = false
         } else {
-            var configuration = HTTPClient.Configuration(
-                // A redirected POST is a misconfigured URL; say so instead of following it.
-                redirectConfiguration: .disallow,
-                timeout: .init(connect: .nanoseconds(connectTimeout.nanoseconds), read: .nanoseconds(requestTimeout.nanoseconds))
-            )
-            configuration.connectionPool = .init(idleTimeout: .seconds(60))
-            // Fail a refused connection at once: the engine does its own backoff, and its
-            // status should say "unreachable", not "timed out" after the pool retried quietly.
-            configuration.connectionPool.retryConnectionEstablishment = false
-            self.http = HTTPClient(eventLoopGroup: Self.eventLoop, configuration: configuration)
+            // Redirects come back as answers (a redirected POST is a misconfigured URL, said
+            // so in `failure`), and a refused connection fails at once: the engine does its
+            // own backoff, and its status should say "unreachable", not "timed out".
+            self.http = BackendHTTPClient(connectTimeout: connectTimeout, idleTimeout: .seconds(60), answerLimit: Self.answerLimit)
             self.ownsHTTPClient = true
         }
     }
 
-    /// The one event loop thread every client of the process shares. A gateway talks to one
-    /// backend over one connection at a time; the default group has a thread per core, each
-    /// with its stack, its malloc arena and 190 KB of task buffers (heaptrack), for nothing.
-    private static let eventLoop = MultiThreadedEventLoopGroup(numberOfThreads: 1)
-
     /// Closes the client's connections; only needed when it made its own HTTP client.
     public func shutdown() async throws {
-        if ownsHTTPClient { try await http.shutdown() }
+        if ownsHTTPClient { await http.shutdown() }
     }
 
     public var metricsURL: String { url("/api/v1/metrics") }
@@ -180,8 +171,7 @@ public final class BackendClient: Sendable {
 
     private func exchange(_ endpoint: String, body: String, method: HTTPMethod = .POST,
                           outboxDepth: Int? = nil) async throws(BackendError) -> Response {
-        var request = HTTPClientRequest(url: endpoint)
-        request.method = method
+        var request = BackendHTTPClient.Request(method: method, url: endpoint)
         request.headers.add(name: "Content-Type", value: "application/json")
         request.headers.add(name: "Accept", value: "application/json")
         request.headers.add(name: "User-Agent", value: "blegate")
@@ -190,27 +180,15 @@ public final class BackendClient: Sendable {
         if let token = token.token { request.headers.add(name: "Authorization", value: "Bearer " + token) }
         do {
             request.headers.add(name: "Content-Encoding", value: "gzip")
-            request.body = .bytes(try Gzip.compress(body))
+            request.body = try Gzip.compress(body)
         } catch {
             throw BackendError(kind: .invalidConfiguration, endpoint: endpoint, message: "cannot gzip the request body: \(error)")
         }
         // One deadline for the whole exchange, the answer's body included: a backend that
         // trickles its body a byte a second holds sync no longer than any other timeout.
-        let timeout = requestTimeout
-        let prepared = request
         do {
-            return try await Self.within(timeout) { [http] in
-                let request = prepared
-                let response = try await http.execute(request, timeout: .nanoseconds(timeout.nanoseconds))
-                let collected = try await response.body.collect(upTo: Self.answerLimit)
-                return Response(status: Int(response.status.code), headers: response.headers, body: Array(collected.readableBytesView))
-            }
-        } catch is ExchangeTimedOut {
-            throw BackendError(kind: .timeout, endpoint: endpoint,
-                               message: "backend \(endpoint) did not answer within \(requestTimeout.readable) (its whole answer, body included)")
-        } catch is NIOTooManyBytesError {
-            throw BackendError(kind: .invalidResponse, endpoint: endpoint,
-                               message: "backend \(endpoint) answered with more than \(Self.answerLimit >> 20) MiB; an answer is a few counts")
+            let answer = try await http.execute(request, timeout: requestTimeout)
+            return Response(status: answer.status, headers: answer.headers, body: Array(answer.body.readableBytesView))
         } catch {
             throw transportFailure(error, endpoint: endpoint)
         }
@@ -219,47 +197,26 @@ public final class BackendClient: Sendable {
     /// The largest answer read; the contract's answers are a few hundred bytes.
     static let answerLimit = 4 << 20
 
-    struct ExchangeTimedOut: Error {}
-
-    /// `body`, or `ExchangeTimedOut` once `timeout` has passed (the body is cancelled).
-    static func within<T: Sendable>(_ timeout: Duration, _ body: @escaping @Sendable () async throws -> T) async throws -> T {
-        try await withThrowingTaskGroup(of: T?.self) { group in
-            group.addTask { try await body() }
-            group.addTask {
-                try await Task.sleep(for: timeout)
-                return nil
-            }
-            defer { group.cancelAll() }
-            guard let first = try await group.next(), let value = first else { throw ExchangeTimedOut() }
-            return value
+    private func transportFailure(_ error: HTTPExchangeError, endpoint: String) -> BackendError {
+        switch error {
+        case .deadlineExceeded:
+            return BackendError(kind: .timeout, endpoint: endpoint,
+                                message: "backend \(endpoint) did not answer within \(requestTimeout.readable) (its whole answer, body included)")
+        case .answerTooLarge:
+            return BackendError(kind: .invalidResponse, endpoint: endpoint,
+                                message: "backend \(endpoint) answered with more than \(Self.answerLimit >> 20) MiB; an answer is a few counts")
+        case .connectTimeout:
+            return BackendError(kind: .unreachable, endpoint: endpoint,
+                                message: "backend \(endpoint) unreachable: no connection within the connect timeout")
+        case .closedBeforeAnswer:
+            return BackendError(kind: .unreachable, endpoint: endpoint,
+                                message: "backend \(endpoint) closed the connection before answering")
+        case .invalidURL:
+            return BackendError(kind: .invalidConfiguration, endpoint: endpoint,
+                                message: "backend.url: \(endpoint) is not an http:// or https:// URL with a host. Example: url = \"https://backend.example/\"")
+        default:
+            return BackendError(kind: .unreachable, endpoint: endpoint, message: "backend \(endpoint) unreachable: \(error)")
         }
-    }
-
-    private func transportFailure(_ error: any Error, endpoint: String) -> BackendError {
-        if let e = error as? HTTPClientError {
-            switch e {
-            case .deadlineExceeded, .readTimeout, .writeTimeout:
-                return BackendError(kind: .timeout, endpoint: endpoint,
-                                    message: "backend \(endpoint) did not answer within \(requestTimeout.readable)")
-            case .connectTimeout:
-                return BackendError(kind: .unreachable, endpoint: endpoint,
-                                    message: "backend \(endpoint) unreachable: no connection within the connect timeout")
-            case .remoteConnectionClosed:
-                return BackendError(kind: .unreachable, endpoint: endpoint,
-                                    message: "backend \(endpoint) closed the connection before answering")
-            default:
-                break
-            }
-        }
-        return BackendError(kind: .unreachable, endpoint: endpoint, message: "backend \(endpoint) unreachable: \(Self.describe(error))")
-    }
-
-    /// `connection refused` rather than a type dump, where the error allows it.
-    private static func describe(_ error: any Error) -> String {
-        if let io = error as? IOError { return String(cString: strerror(io.errnoCode)) }
-        let text = String(describing: error)
-        if text.contains("connectionRefused") || text.contains("Connection refused") { return "connection refused" }
-        return text
     }
 
     /// A non-2xx answer as an error, classified per docs/sync.md.

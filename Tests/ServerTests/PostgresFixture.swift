@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-import AsyncHTTPClient
+import BackendHTTP
 import BlegateServer
 import BlegateTestSupport
 import CompressNIO
@@ -102,8 +102,7 @@ struct ServerHarness: Sendable {
     /// A gateway's request: the body gzip-compressed, a bearer token, the two headers.
     func send(_ path: String, _ body: String, token: String?, method: HTTPMethod = .POST, gzip: Bool = true,
               outboxDepth: Int? = nil, version: String? = nil) async throws -> Answer {
-        var request = HTTPClientRequest(url: baseURL + path)
-        request.method = method
+        var request = BackendHTTPClient.Request(method: method, url: baseURL + path)
         if let token { request.headers.add(name: "Authorization", value: "Bearer \(token)") }
         if let outboxDepth { request.headers.add(name: "Blegate-Outbox-Depth", value: String(outboxDepth)) }
         if let version { request.headers.add(name: "Blegate-Version", value: version) }
@@ -113,22 +112,24 @@ struct ServerHarness: Sendable {
             request.headers.add(name: "Content-Encoding", value: "gzip")
         }
         request.headers.add(name: "Content-Type", value: "application/json")
-        request.body = .bytes(buffer)
+        request.body = buffer
         return try await execute(request)
     }
 
     /// A staff read: GET with the staff token (or `token`).
     func get(_ path: String, token: String? = nil) async throws -> Answer {
-        var request = HTTPClientRequest(url: baseURL + path)
+        var request = BackendHTTPClient.Request(method: .GET, url: baseURL + path)
         request.headers.add(name: "Authorization", value: "Bearer \(token ?? staffToken)")
         return try await execute(request)
     }
 
-    private func execute(_ request: HTTPClientRequest) async throws -> Answer {
-        let response = try await HTTPClient.shared.execute(request, timeout: .seconds(30))
-        let body = try await response.body.collect(upTo: 64 << 20)
-        return Answer(status: Int(response.status.code), body: String(buffer: body),
-                      headers: response.headers.map { ($0.name, $0.value) })
+    /// The gateway's own HTTP client, one keep-alive connection for the suite.
+    private static let http = BackendHTTPClient(answerLimit: 64 << 20)
+
+    private func execute(_ request: BackendHTTPClient.Request) async throws -> Answer {
+        let answer = try await Self.http.execute(request, timeout: .seconds(30))
+        return Answer(status: answer.status, body: String(buffer: answer.body),
+                      headers: answer.headers.map { ($0.name, $0.value) })
     }
 }
 
