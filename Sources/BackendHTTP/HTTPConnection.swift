@@ -19,6 +19,7 @@ final class HTTPConnection: Sendable {
     static func open(_ target: HTTPTarget, group: any EventLoopGroup, connectTimeout: TimeAmount,
                      answerLimit: Int, tls: TLSConnectionSetup?) -> EventLoopFuture<HTTPConnection> {
         let describeTLS: (@Sendable (any Error) -> String?)? = tls == nil ? nil : TLSConnectionSetup.describe
+        let connectDeadline = NIODeadline.now() + connectTimeout
         return ClientBootstrap(group: group)
             .connectTimeout(connectTimeout)
             .channelOption(.socketOption(.tcp_nodelay), value: 1)
@@ -31,7 +32,9 @@ final class HTTPConnection: Sendable {
             }
             .connect(host: target.host, port: target.port)
             .flatMap { channel in
-                channel.eventLoop.submit {
+                let ready = tls?.handshake(channel, by: connectDeadline, timeout: connectTimeout)
+                    ?? channel.eventLoop.makeSucceededVoidFuture()
+                return ready.flatMapThrowing {
                     let collector = try channel.pipeline.syncOperations.handler(type: AnswerCollector.self)
                     return HTTPConnection(origin: target.origin, channel: channel,
                                           collector: NIOLoopBound(collector, eventLoop: channel.eventLoop))

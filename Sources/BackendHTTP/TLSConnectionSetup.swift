@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 import NIOCore
 import NIOSSL
+import NIOTLS
 
 /// The TLS side of https connections, kept in this one file and built on the first https
 /// request, so that a gateway talking plain http never runs TLS code.
@@ -26,7 +27,48 @@ final class TLSConnectionSetup: Sendable {
     /// is checked against the certificate's IP addresses.
     func addHandler(to channel: any Channel, target: HTTPTarget) throws {
         let handler = try NIOSSLClientHandler(context: context, serverHostname: target.hostIsAddress ? nil : target.host)
-        try channel.pipeline.syncOperations.addHandler(handler)
+        try channel.pipeline.syncOperations.addHandlers(handler, HandshakeWatch(done: channel.eventLoop.makePromise()))
+    }
+
+    /// Succeeds once the handshake of `channel` (set up by `addHandler`) completed; fails with
+    /// its error, or with `ChannelError.connectTimeout` at `deadline` (closing the channel):
+    /// the connect timeout covers TLS coming up, not only TCP.
+    func handshake(_ channel: any Channel, by deadline: NIODeadline, timeout: TimeAmount) -> EventLoopFuture<Void> {
+        channel.eventLoop.flatSubmit {
+            guard let watch = try? channel.pipeline.syncOperations.handler(type: HandshakeWatch.self) else {
+                return channel.eventLoop.makeFailedFuture(ChannelError.ioOnClosedChannel)
+            }
+            let done = watch.done
+            let timer = channel.eventLoop.scheduleTask(deadline: deadline) {
+                done.fail(ChannelError.connectTimeout(timeout))
+                channel.close(promise: nil)
+            }
+            done.futureResult.whenComplete { _ in timer.cancel() }
+            return done.futureResult
+        }
+    }
+
+    /// Completes `done` with the handshake's outcome (a promise completed twice keeps its first result).
+    private final class HandshakeWatch: ChannelInboundHandler {
+        typealias InboundIn = ByteBuffer
+        let done: EventLoopPromise<Void>
+
+        init(done: EventLoopPromise<Void>) { self.done = done }
+
+        func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+            if let tls = event as? TLSUserEvent, case .handshakeCompleted = tls { done.succeed() }
+            context.fireUserInboundEventTriggered(event)
+        }
+
+        func errorCaught(context: ChannelHandlerContext, error: any Error) {
+            done.fail(error)
+            context.fireErrorCaught(error)
+        }
+
+        func channelInactive(context: ChannelHandlerContext) {
+            done.fail(ChannelError.eof)
+            context.fireChannelInactive()
+        }
     }
 
     /// A TLS failure in words someone setting up a gateway can act on; nil for other errors.

@@ -69,4 +69,21 @@ struct TLSTests {
             await client.shutdown()
         }
     }
+
+    @Test("a server that never answers the TLS handshake ends at the connect timeout")
+    func silentHandshake() async throws {
+        // A plain HTTP server waits for a request head that TLS's hello never completes.
+        let server = try await LoopbackServer(.sized(status: 200, body: BackendHTTPClientTests.ok))
+        let client = BackendHTTPClient(connectTimeout: .seconds(1))
+        let started = ContinuousClock.now
+        let error = await #expect(throws: HTTPExchangeError.self) {
+            try await client.execute(.init(url: "https://127.0.0.1:\(server.port)/api/v1/metrics"), timeout: .seconds(30))
+        }
+        let elapsed = ContinuousClock.now - started
+        #expect(error == .connectTimeout)
+        #expect(elapsed >= .milliseconds(950) && elapsed < .seconds(15), "\(elapsed)")
+        #expect(await server.wait { $0.open == 0 })
+        await client.shutdown()
+        await server.stop()
+    }
 }
