@@ -59,15 +59,18 @@ struct ArrivalTests {
                 #expect(mean > 40 && mean < 250, "mean interval \(mean) ms")
                 #expect(Set(gaps.map { Int($0 * 10) }).count > 5, "intervals vary: \(gaps.prefix(10))")
             }
-            // Another strap's nearest notification is, in the median, milliseconds away
-            // (uniform phases over a 50 ms interval put it about 12 ms away); a simulator
-            // that sent the straps together would put it within tens of microseconds (one
-            // loop's sends). A loaded machine wakes timers late and close together, so the
-            // bound sits well between the two: 0.2 ms.
+            // Another strap's nearest notification is typically milliseconds away (uniform
+            // phases over a 50 ms interval put it about 12 ms away); a simulator that sent
+            // the straps together would put every one within tens of microseconds (one
+            // loop's sends). A loaded machine wakes overdue timers late and back to back, so
+            // some notifications do come together; what no batching simulator can do is
+            // keep even a tenth of them apart, so the 90th percentile is checked, against
+            // a bound well between the two: 0.2 ms.
             for i in 0..<series.count {
                 for j in 0..<series.count where j != i {
                     let nearest = series[i].map { t in series[j].map { abs($0 - t) }.min() ?? .infinity }.sorted()
-                    #expect(nearest[nearest.count / 2] > 0.2, "straps \(i) and \(j): median distance \(nearest[nearest.count / 2]) ms")
+                    let p90 = nearest[nearest.count * 9 / 10]
+                    #expect(p90 > 0.2, "straps \(i) and \(j): 90th percentile of the distance \(p90) ms, median \(nearest[nearest.count / 2]) ms")
                 }
             }
         }
