@@ -55,8 +55,9 @@ struct ArrivalTests {
                 let gaps = zip(t.dropFirst(), t).map { $0 - $1 }
                 let mean = gaps.reduce(0, +) / Double(gaps.count)
                 // 20 Hz on average (ArrivalClock's own test checks the statistics); here only
-                // that no strap runs fast, since a loaded machine's timers only ever run late.
-                #expect(mean > 40 && mean < 250, "mean interval \(mean) ms")
+                // that no strap runs fast, since a loaded machine's timers only ever run late
+                // (a full test run on two cores has seen 300 ms), and that it keeps sending.
+                #expect(mean > 40 && mean < 2000, "mean interval \(mean) ms")
                 #expect(Set(gaps.map { Int($0 * 10) }).count > 5, "intervals vary: \(gaps.prefix(10))")
             }
             // Another strap's nearest notification is typically milliseconds away (uniform
