@@ -1,9 +1,9 @@
 // swift-tools-version: 6.1
 import PackageDescription
 
-// The layers read bottom-up: C shims (CDBus, CBluetooth, CLinux, CTimex) are imported only
-// by the D-Bus, HCI, notify-socket and doctor layers; everything above them is pure Swift
-// and testable without a bus.
+// The layers read bottom-up: C shims (CDBus, CBluetooth, CLinux, CTimex, CSQLite) are
+// imported only by the D-Bus, HCI, notify-socket, doctor and SQLite layers; everything
+// above them is pure Swift and testable without a bus.
 let package = Package(
     name: "blegate",
     platforms: [.macOS(.v15)],
@@ -17,7 +17,6 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.3"),
         .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.37.6"),
         .package(url: "https://github.com/LebJe/TOMLKit", from: "0.6.0"),
-        .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
         .package(url: "https://github.com/apple/swift-crypto", from: "3.12.3"),
         .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
         .package(url: "https://github.com/adam-fowler/compress-nio", from: "1.5.0"),
@@ -39,6 +38,12 @@ let package = Package(
         // Header-only wrappers of Linux calls Swift cannot make directly (eventfd, epoll,
         // recvmmsg, posix_spawn's closefrom), apart from libdbus as swift-nio keeps CNIOLinux.
         .systemLibrary(name: "CLinux"),
+        // SQLite's C API (libsqlite3-dev); only the SQLite target imports it.
+        .systemLibrary(
+            name: "CSQLite",
+            pkgConfig: "sqlite3",
+            providers: [.apt(["libsqlite3-dev"])]
+        ),
         // <sys/timex.h> (adjtimex) for the doctor's clock check; header-only like CBluetooth.
         .systemLibrary(name: "CTimex"),
         // Clocks, Duration in seconds and milliseconds, exponential backoff and the seeded
@@ -48,6 +53,9 @@ let package = Package(
         .target(name: "HCI", dependencies: ["CBluetooth"]),
         // The AcquireNotify sockets of every strap, read on one epoll thread.
         .target(name: "NotifySocket", dependencies: ["CLinux", "DBus", "Timing"]),
+        // A connection, prepared statements and transactions over CSQLite, run on serial
+        // queues off the cooperative pool: the cache's whole database layer, no Foundation.
+        .target(name: "SQLite", dependencies: ["CSQLite"]),
 
         // Pure Swift.
         // A JSON value with a deterministic writer and an RFC 8259 parser, no Foundation.
@@ -98,12 +106,11 @@ let package = Package(
         ),
         // The gateway's TOML configuration, validated into a typed tree.
         .target(name: "Config", dependencies: ["Classes", "Timing", .product(name: "TOMLKit", package: "TOMLKit")]),
-        // Durable record cache (SQLite): the outbox the sync engine drains, and the device registry.
+        // Durable record cache (SQLite through the SQLite target): the outbox the sync engine drains, and the device registry.
         .target(
             name: "Cache",
             dependencies: [
-                "WearMetrics", "Outbox", "JSON", "Timing",
-                .product(name: "GRDB", package: "GRDB.swift"),
+                "WearMetrics", "Outbox", "JSON", "Timing", "SQLite",
                 .product(name: "Crypto", package: "swift-crypto"),
             ]
         ),
@@ -243,6 +250,7 @@ let package = Package(
         ),
 
         .testTarget(name: "DBusTests", dependencies: ["DBus"]),
+        .testTarget(name: "SQLiteTests", dependencies: ["SQLite"]),
         .testTarget(name: "NotifySocketTests", dependencies: ["NotifySocket", "DBus"]),
         .testTarget(name: "HCITests", dependencies: ["HCI"]),
         .testTarget(name: "GATTTests", dependencies: ["GATT", "JSON", "Timing"]),
@@ -287,7 +295,7 @@ let package = Package(
         ),
         .testTarget(
             name: "CacheTests",
-            dependencies: ["Cache", "Config", "Outbox", "WearMetrics", "GATT", "JSON", "BlegateTestSupport", .product(name: "GRDB", package: "GRDB.swift")]
+            dependencies: ["Cache", "Config", "Outbox", "WearMetrics", "GATT", "JSON", "BlegateTestSupport", "SQLite"]
         ),
         // blegate-server against a real PostgreSQL the suite starts itself (Tests/ServerTests/PostgresFixture.swift).
         .testTarget(

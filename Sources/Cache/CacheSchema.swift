@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-import GRDB
+import SQLite
 
 /// The database layout, as migrations: a cache written by an older blegate is upgraded
 /// in place, never recreated (it may hold records not yet delivered).
@@ -25,12 +25,22 @@ enum CacheSchema {
         AND NOT EXISTS (SELECT 1 FROM outbox_unpaired WHERE outbox_unpaired.sequence = record.sequence)
         """
 
-    static var migrator: DatabaseMigrator {
-        var m = DatabaseMigrator()
-        m.registerMigration("v1: records, devices, meta") { db in
+    /// One step of the layout, applied once in its own transaction.
+    struct Migration {
+        /// Recorded in `grdb_migrations` once applied: the table and the identifiers are
+        /// part of the file format (caches written by earlier builds list theirs there).
+        var identifier: String
+        var apply: @Sendable (Connection) throws -> Void
+    }
+
+    /// Where applied migrations are listed, one identifier a row.
+    static let migrationsTable = "grdb_migrations"
+
+    static let migrations: [Migration] = [
+        Migration(identifier: "v1: records, devices, meta") { db in
             // `sequence` is the outbox order; AUTOINCREMENT keeps it from being reused
             // after retention deletes the newest rows.
-            try db.execute(sql: """
+            try db.execute("""
                 CREATE TABLE record (
                     sequence INTEGER PRIMARY KEY AUTOINCREMENT,
                     id TEXT NOT NULL UNIQUE,
@@ -64,14 +74,14 @@ enum CacheSchema {
                     value BLOB NOT NULL
                 );
                 """)
-        }
-        m.registerMigration("v2: write-once records, outbox tables") { db in
+        },
+        Migration(identifier: "v2: write-once records, outbox tables") { db in
             // A record row is written once. Delivery deletes its sequence from a small
             // outbox table instead of rewriting the row and three partial indexes: on an
             // SD card each rewrite was a page of the record table plus index pages, per
             // record. Pending records with a member are in `outbox`, those without one in
             // `outbox_unpaired` (which `unpaired = hold` keeps back and `pair` moves).
-            try db.execute(sql: """
+            try db.execute("""
                 CREATE TABLE outbox (sequence INTEGER PRIMARY KEY);
                 CREATE TABLE outbox_unpaired (sequence INTEGER PRIMARY KEY, device_id TEXT NOT NULL);
                 INSERT INTO outbox (sequence) SELECT sequence FROM record WHERE state = 0 AND client_id IS NOT NULL;
@@ -84,10 +94,25 @@ enum CacheSchema {
                     DELETE FROM outbox_unpaired WHERE sequence = old.sequence;
                 END;
                 """)
-        }
-        m.registerMigration("v3: documents") { db in
+        },
+        Migration(identifier: "v3: documents") { db in
             try DocumentStore.createTables(db)
+        },
+    ]
+
+    /// Applies the migrations the database has not had yet, in order (up to and
+    /// including `last`), each in a transaction with its row in `migrationsTable`.
+    static func migrate(_ db: Connection, upTo last: String? = nil) throws {
+        try db.execute("CREATE TABLE IF NOT EXISTS \(migrationsTable) (identifier TEXT NOT NULL PRIMARY KEY)")
+        let applied = Set(try db.rows("SELECT identifier FROM \(migrationsTable)") { $0.text(0) })
+        for m in migrations {
+            if !applied.contains(m.identifier) {
+                try db.transaction {
+                    try m.apply(db)
+                    try db.execute("INSERT INTO \(migrationsTable) (identifier) VALUES (?)", [m.identifier])
+                }
+            }
+            if m.identifier == last { break }
         }
-        return m
     }
 }

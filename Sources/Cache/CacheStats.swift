@@ -1,6 +1,5 @@
 // SPDX-License-Identifier: MIT
-import Foundation
-import GRDB
+import SQLite
 import WearMetrics
 
 /// Counts per device.
@@ -51,33 +50,31 @@ public struct CacheStats: Sendable, Equatable {
 
 extension RecordCache {
     public func stats() async throws -> CacheStats {
-        var stats = try await pool.read { db -> CacheStats in
+        var stats = try await reader.read { db -> CacheStats in
             var s = CacheStats()
             var perDevice: [String: DeviceRecordCounts] = [:]
             // Totals and quarantined from the records, pending from the outbox tables;
             // delivered is the rest.
-            let rows = try Row.fetchAll(db, sql: """
+            try db.forEachRow("""
                 SELECT device_id, count(*), max(timestamp_ms), sum(state = 2) FROM record GROUP BY device_id
-                """)
-            for row in rows {
-                let device: String = row[0]
+                """) { row in
+                let device = row.text(0)
                 var d = DeviceRecordCounts(deviceID: device)
-                d.total = row[1]
-                d.lastTimestamp = (row[2] as Int64?).map(UTCTimestamp.init(millisecondsSince1970:))
-                d.quarantined = row[3]
+                d.total = row.int(1)
+                d.lastTimestamp = row.optionalInt64(2).map(UTCTimestamp.init(millisecondsSince1970:))
+                d.quarantined = row.int(3)
                 perDevice[device] = d
             }
-            let pending = try Row.fetchAll(db, sql: """
+            try db.forEachRow("""
                 SELECT record.device_id, count(*), sum(p.unpaired)
                 FROM (SELECT sequence, 0 AS unpaired FROM outbox UNION ALL SELECT sequence, 1 FROM outbox_unpaired) AS p
                 JOIN record ON record.sequence = p.sequence GROUP BY record.device_id
-                """)
-            for row in pending {
-                let device: String = row[0]
-                let n: Int = row[1]
+                """) { row in
+                let device = row.text(0)
+                let n = row.int(1)
                 perDevice[device, default: DeviceRecordCounts(deviceID: device)].pending = n
                 s.pending += n
-                s.unpairedPending += row[2] as Int
+                s.unpairedPending += row.int(2)
             }
             for (device, var d) in perDevice {
                 d.delivered = d.total - d.pending - d.quarantined
@@ -87,16 +84,16 @@ extension RecordCache {
                 s.quarantined += d.quarantined
             }
             s.devices = perDevice.values.sorted { $0.deviceID < $1.deviceID }
-            if let row = try Row.fetchOne(db, sql: """
+            try db.forEachRow("""
                 SELECT record.timestamp_ms, record.stored_ms FROM record
                 WHERE record.sequence = (SELECT min(sequence) FROM (SELECT min(sequence) AS sequence FROM outbox UNION ALL SELECT min(sequence) FROM outbox_unpaired))
-                """) {
-                s.oldestPending = UTCTimestamp(millisecondsSince1970: row[0])
-                s.oldestPendingStored = UTCTimestamp(millisecondsSince1970: row[1])
+                """) { row in
+                s.oldestPending = UTCTimestamp(millisecondsSince1970: row.int64(0))
+                s.oldestPendingStored = UTCTimestamp(millisecondsSince1970: row.int64(1))
             }
-            s.quarantineReasons = try Row.fetchAll(db, sql: """
+            s.quarantineReasons = try db.rows("""
                 SELECT reason, count(*) AS n FROM record WHERE state = 2 GROUP BY reason ORDER BY n DESC LIMIT 10
-                """).map { (($0[0] as String?) ?? "", $0[1]) }
+                """) { (reason: $0.text(0), count: $0.int(1)) }
             s.usedBytes = try RecordCache.usedBytes(db)
             return s
         }
@@ -104,9 +101,7 @@ extension RecordCache {
         stats.encrypted = cipher != nil
         stats.unpairedPolicy = options.unpaired
         for suffix in ["", "-wal", "-shm"] {
-            if let size = (try? FileManager.default.attributesOfItem(atPath: path + suffix))?[.size] as? NSNumber {
-                stats.fileBytes += size.int64Value
-            }
+            stats.fileBytes += FilePath.size(path + suffix) ?? 0
         }
         return stats
     }

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 import JSON
-import GRDB
+import SQLite
 import WearMetrics
 
 public enum ExportFormat: String, Sendable, CaseIterable {
@@ -21,13 +21,12 @@ extension RecordCache {
     public func export(since: UTCTimestamp, format: ExportFormat,
                        write: @escaping @Sendable (String) throws -> Void) async throws -> Int {
         let cipher = self.cipher
-        return try await pool.read { db in
+        return try await reader.read { db in
             if format == .csv { try write("id,sequence,client_id,synced,state,timestamp,device_id,source,hr,rr_ms,metrics,meta,reason\n") }
             var count = 0
-            let rows = try Row.fetchCursor(db, sql: """
+            try db.forEachRow("""
                 SELECT \(RecordCache.recordColumns) FROM record WHERE timestamp_ms >= ? ORDER BY timestamp_ms, sequence
-                """, arguments: [since.millisecondsSince1970])
-            while let row = try rows.next() {
+                """, [since.millisecondsSince1970]) { row in
                 let s = try RecordCache.decode(row, cipher: cipher)
                 try write(format == .jsonl ? RecordCache.jsonLine(s) : RecordCache.csvLine(s))
                 count += 1
@@ -72,6 +71,10 @@ extension RecordCache {
 
     static func csvField(_ s: String) -> String {
         guard s.contains(where: { $0 == "," || $0 == "\"" || $0 == "\n" || $0 == "\r" }) else { return s }
-        return "\"" + s.replacingOccurrences(of: "\"", with: "\"\"") + "\""
+        var out = "\""
+        for c in s {
+            if c == "\"" { out += "\"\"" } else { out.append(c) }
+        }
+        return out + "\""
     }
 }

@@ -1,12 +1,8 @@
 // SPDX-License-Identifier: MIT
-import Foundation
-import GRDB
-import WearMetrics
-
-#if canImport(Glibc)
 import Glibc
-#endif
+import SQLite
 import Timing
+import WearMetrics
 
 /// The write side of the cache: a buffer that `append` fills under a short lock, and a
 /// dedicated thread that drains it in one transaction per `interval` or per `maxRecords`.
@@ -22,7 +18,7 @@ final class GroupCommitter: @unchecked Sendable {
         var record: WearMetrics
     }
 
-    private let condition = NSCondition()
+    private let condition = Condition()
     // Guarded by `condition`.
     private var buffer: [Pending] = []
     private var firstBufferedAt: UInt64 = 0
@@ -46,7 +42,7 @@ final class GroupCommitter: @unchecked Sendable {
     private var stopping = false
     private var finished = false
 
-    private let pool: DatabasePool
+    private let writer: ConnectionQueue
     private let cipher: PayloadCipher?
     private let intervalNanoseconds: UInt64
     private let maxRecords: Int
@@ -59,22 +55,20 @@ final class GroupCommitter: @unchecked Sendable {
     /// nobody reads to the second.
     static let lastSeenResolutionMilliseconds: Int64 = 60_000
 
-    init(pool: DatabasePool, cipher: PayloadCipher?, interval: Duration, maxRecords: Int, maxBuffered: Int = .max,
+    init(writer: ConnectionQueue, cipher: PayloadCipher?, interval: Duration, maxRecords: Int, maxBuffered: Int = .max,
          nextSequence: Int64, members: [String: String], makeRoom: (@Sendable () -> Int)? = nil,
          restoreReserve: (@Sendable () -> Bool)? = nil) {
         self.maxBuffered = max(1, maxBuffered)
         self.makeRoom = makeRoom
         self.restoreReserve = restoreReserve
-        self.pool = pool
+        self.writer = writer
         self.cipher = cipher
         self.intervalNanoseconds = UInt64(max(0, interval.seconds) * 1e9)
         self.maxRecords = max(1, maxRecords)
         self.nextSequence = nextSequence
         self.committedThrough = nextSequence - 1
         self.members = members
-        let thread = Thread { [self] in run() }
-        thread.name = "blegate-cache-writer"
-        thread.start()
+        startThread(name: "blegate-cache-writer") { [self] in run() }
     }
 
     // MARK: Caller side
@@ -234,7 +228,7 @@ final class GroupCommitter: @unchecked Sendable {
                 let now = MonotonicClock.nanoseconds()
                 let due = firstBufferedAt &+ intervalNanoseconds
                 if now >= due { break }
-                _ = condition.wait(until: Date(timeIntervalSinceNow: Double(due - now) / 1e9))
+                condition.wait(untilMonotonicNanoseconds: due)
             }
             if buffer.isEmpty, stopping {
                 finished = true
@@ -321,10 +315,7 @@ final class GroupCommitter: @unchecked Sendable {
 
     /// SQLITE_FULL, or the file system's ENOSPC/EDQUOT/EFBIG surfacing as an I/O error.
     static func isDiskFull(_ error: any Error) -> Bool {
-        guard let e = error as? DatabaseError else { return false }
-        if e.resultCode.primaryResultCode == .SQLITE_FULL { return true }
-        let m = e.message?.lowercased() ?? ""
-        return m.contains("disk is full") || m.contains("no space")
+        (error as? SQLiteError)?.isDiskFull ?? false
     }
 
     private func write(_ batch: [Pending], final: Bool, using generator: inout SystemRandomNumberGenerator) throws {
@@ -333,10 +324,10 @@ final class GroupCommitter: @unchecked Sendable {
         ids.reserveCapacity(batch.count)
         for _ in batch { ids.append(idMaker.next(atMilliseconds: storedAt, using: &generator)) }
         // Serialize and encrypt outside SQLite's write lock.
-        var payloads: [Data] = []
+        var payloads: [[UInt8]] = []
         payloads.reserveCapacity(batch.count)
         for (i, p) in batch.enumerated() {
-            let text = Data(CompactRecordText.compact(Array(p.record.jsonString().utf8)))
+            let text = CompactRecordText.compact(Array(p.record.jsonString().utf8))
             payloads.append(try cipher?.seal(text, id: ids[i]) ?? text)
         }
         var lastSeen: [String: Int64] = [:]
@@ -352,32 +343,28 @@ final class GroupCommitter: @unchecked Sendable {
             }
         }
         let encrypted = cipher == nil ? 0 : 1
-        try pool.write { db in
-            let insert = try db.cachedStatement(sql: """
-                INSERT INTO record (sequence, id, device_id, timestamp_ms, client_id, state, stored_ms, encrypted, payload)
-                VALUES (?, ?, ?, ?, ?, 0, ?, ?, ?)
-                """)
-            let pending = try db.cachedStatement(sql: "INSERT INTO outbox (sequence) VALUES (?)")
-            let unpaired = try db.cachedStatement(sql: "INSERT INTO outbox_unpaired (sequence, device_id) VALUES (?, ?)")
-            for (i, p) in batch.enumerated() {
-                insert.setUncheckedArguments([p.sequence, ids[i], p.record.deviceID, p.record.timestamp.millisecondsSince1970,
-                                              p.clientID, storedAt, encrypted, payloads[i]])
-                try insert.execute()
-                if p.clientID != nil {
-                    pending.setUncheckedArguments([p.sequence])
-                    try pending.execute()
-                } else {
-                    unpaired.setUncheckedArguments([p.sequence, p.record.deviceID])
-                    try unpaired.execute()
+        try writer.sync { db in
+            try db.transaction {
+                let insert = try db.cachedStatement("""
+                    INSERT INTO record (sequence, id, device_id, timestamp_ms, client_id, state, stored_ms, encrypted, payload)
+                    VALUES (?, ?, ?, ?, ?, 0, ?, ?, ?)
+                    """)
+                let pending = try db.cachedStatement("INSERT INTO outbox (sequence) VALUES (?)")
+                let unpaired = try db.cachedStatement("INSERT INTO outbox_unpaired (sequence, device_id) VALUES (?, ?)")
+                for (i, p) in batch.enumerated() {
+                    try insert.execute([p.sequence, ids[i], p.record.deviceID, p.record.timestamp.millisecondsSince1970,
+                                        p.clientID, storedAt, encrypted, payloads[i]])
+                    if p.clientID != nil {
+                        try pending.execute([p.sequence])
+                    } else {
+                        try unpaired.execute([p.sequence, p.record.deviceID])
+                    }
                 }
-            }
-            let seen = try db.cachedStatement(sql: """
-                INSERT INTO device (address, first_seen_ms, last_seen_ms) VALUES (?, ?, ?)
-                ON CONFLICT(address) DO UPDATE SET last_seen_ms = max(coalesce(last_seen_ms, 0), excluded.last_seen_ms)
-                """)
-            for (address, t) in lastSeen {
-                seen.setUncheckedArguments([address, t, t])
-                try seen.execute()
+                let seen = try db.cachedStatement("""
+                    INSERT INTO device (address, first_seen_ms, last_seen_ms) VALUES (?, ?, ?)
+                    ON CONFLICT(address) DO UPDATE SET last_seen_ms = max(coalesce(last_seen_ms, 0), excluded.last_seen_ms)
+                    """)
+                for (address, t) in lastSeen { try seen.execute([address, t, t]) }
             }
         }
         for (address, t) in lastSeen { lastSeenWritten[address] = max(lastSeenWritten[address] ?? t, t) }

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-import GRDB
+import SQLite
 import JSON
 import Outbox
 import WearMetrics
@@ -24,23 +24,26 @@ extension RecordCache: SyncOutbox {
             : "SELECT sequence FROM outbox UNION ALL SELECT sequence FROM outbox_unpaired ORDER BY sequence LIMIT ?"
         let sql = "SELECT \(RecordCache.recordColumns) FROM (\(pending)) AS p JOIN record ON record.sequence = p.sequence ORDER BY record.sequence"
         while true {
-            let (batch, bad) = try await pool.read { db in
+            let (batch, bad) = try await reader.read { db in
                 var batch: [OutboxRecord] = []
                 var bad: [OutboxRejection] = []
-                for row in try Row.fetchAll(db, sql: sql, arguments: [fetch]) {
+                let rows = try db.cachedStatement(sql)
+                try rows.bind([fetch])
+                defer { rows.reset() }
+                while try rows.step() {
                     if batch.count == limit { break }
-                    if !unrecorded.isEmpty, unrecorded.contains(row[1]) { continue }
+                    let id = rows.text(1)
+                    if !unrecorded.isEmpty, unrecorded.contains(id) { continue }
                     do {
-                        let id: String = row[1]
-                        let json = try RecordCache.payloadText(id: id, encrypted: row[5], payload: row[6], cipher: cipher)
+                        let json = try RecordCache.payloadText(id: id, encrypted: rows.bool(5), payload: rows.blob(6), cipher: cipher)
                         do {
                             try JSONValue.validateObject(json)
                         } catch {
                             throw CacheError(.unreadablePayload, "record \(id): \(error)")
                         }
-                        batch.append(OutboxRecord(id: id, clientID: row[2], sequence: row[0], json: json))
+                        batch.append(OutboxRecord(id: id, clientID: rows.optionalText(2), sequence: rows.int64(0), json: json))
                     } catch {
-                        bad.append(OutboxRejection(id: row[1], reason: "unreadable in the cache: \((error as? CacheError)?.message ?? "\(error)")"))
+                        bad.append(OutboxRejection(id: id, reason: "unreadable in the cache: \((error as? CacheError)?.message ?? "\(error)")"))
                     }
                 }
                 return (batch, bad)
@@ -68,14 +71,14 @@ extension RecordCache: SyncOutbox {
     }
 
     private func recordDelivered(_ ids: [String]) async throws {
-        try await pool.write { db in
-            let sequence = try db.cachedStatement(sql: "SELECT sequence FROM record WHERE id = ?")
-            let paired = try db.cachedStatement(sql: "DELETE FROM outbox WHERE sequence = ?")
-            let unpaired = try db.cachedStatement(sql: "DELETE FROM outbox_unpaired WHERE sequence = ?")
+        try await writer.write { db in
+            let sequence = try db.cachedStatement("SELECT sequence FROM record WHERE id = ?")
+            let paired = try db.cachedStatement("DELETE FROM outbox WHERE sequence = ?")
+            let unpaired = try db.cachedStatement("DELETE FROM outbox_unpaired WHERE sequence = ?")
             for id in ids {
-                guard let seq = try Int64.fetchOne(sequence, arguments: [id]) else { continue }
-                try paired.execute(arguments: [seq])
-                try unpaired.execute(arguments: [seq])
+                guard let seq = try sequence.scalarInt64([id]) else { continue }
+                try paired.execute([seq])
+                try unpaired.execute([seq])
             }
         }
     }
@@ -100,20 +103,20 @@ extension RecordCache: SyncOutbox {
     /// Pending → quarantined with the reason (the row is rewritten: rare).
     public func quarantine(_ rejections: [OutboxRejection]) async throws {
         guard !rejections.isEmpty else { return }
-        try await pool.write { db in
-            let sequence = try db.cachedStatement(sql: "SELECT sequence FROM record WHERE id = ? AND state != 2")
-            let paired = try db.cachedStatement(sql: "DELETE FROM outbox WHERE sequence = ?")
-            let unpaired = try db.cachedStatement(sql: "DELETE FROM outbox_unpaired WHERE sequence = ?")
-            let update = try db.cachedStatement(sql: "UPDATE record SET state = 2, reason = ? WHERE sequence = ?")
+        try await writer.write { db in
+            let sequence = try db.cachedStatement("SELECT sequence FROM record WHERE id = ? AND state != 2")
+            let paired = try db.cachedStatement("DELETE FROM outbox WHERE sequence = ?")
+            let unpaired = try db.cachedStatement("DELETE FROM outbox_unpaired WHERE sequence = ?")
+            let update = try db.cachedStatement("UPDATE record SET state = 2, reason = ? WHERE sequence = ?")
             for r in rejections {
-                guard let seq = try Int64.fetchOne(sequence, arguments: [r.id]) else { continue }
-                try paired.execute(arguments: [seq])
-                var removed = db.changesCount
-                try unpaired.execute(arguments: [seq])
-                removed += db.changesCount
+                guard let seq = try sequence.scalarInt64([r.id]) else { continue }
+                try paired.execute([seq])
+                var removed = db.changes
+                try unpaired.execute([seq])
+                removed += db.changes
                 // Only a pending record is quarantined; a delivered one stays delivered.
                 guard removed > 0 else { continue }
-                try update.execute(arguments: [RecordCache.storedReason(r.reason), seq])
+                try update.execute([RecordCache.storedReason(r.reason), seq])
             }
         }
     }

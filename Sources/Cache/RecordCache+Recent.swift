@@ -1,6 +1,5 @@
 // SPDX-License-Identifier: MIT
-import Foundation
-import GRDB
+import SQLite
 
 extension RecordCache {
     /// The members' records (client id set) timestamped within `window` milliseconds of the
@@ -16,24 +15,23 @@ extension RecordCache {
         let cipher = self.cipher
         // Plain rows hold the marker; compact ones (CompactRecordText) the part of it that
         // no piece can cover, or, for a marker without one, every compact row is a candidate.
-        var patterns: [Data] = []
+        var patterns: [[UInt8]] = []
         var anyCompact = false
         for m in markers {
-            patterns.append(Data(m.utf8))
-            if let core = CompactRecordText.literalCore(of: Array(m.utf8)) { patterns.append(Data(core)) } else { anyCompact = true }
+            patterns.append(Array(m.utf8))
+            if let core = CompactRecordText.literalCore(of: Array(m.utf8)) { patterns.append(core) } else { anyCompact = true }
         }
         var match = patterns.map { _ in "instr(record.payload, ?) > 0" }.joined(separator: " OR ")
         if anyCompact { match += " OR substr(record.payload, 1, 1) = x'01'" }
-        return try await pool.read { [patterns, match] db in
-            guard let newest = try Int64.fetchOne(db, sql: "SELECT MAX(timestamp_ms) FROM record") else { return [] }
-            var arguments: [any DatabaseValueConvertible] = [newest - window]
-            arguments += patterns
-            return try Row.fetchAll(db, sql: """
+        return try await reader.read { [patterns, match] db in
+            guard let newest = try db.scalarInt64("SELECT MAX(timestamp_ms) FROM record") else { return [] }
+            var arguments: [any SQLiteBindable] = [newest - window]
+            arguments += patterns.map { $0 as any SQLiteBindable }
+            return try db.rows("""
                 SELECT \(RecordCache.recordColumns) FROM record
                 WHERE timestamp_ms >= ? AND client_id IS NOT NULL AND (record.encrypted = 1 OR \(match))
                 ORDER BY timestamp_ms, sequence
-                """, arguments: StatementArguments(arguments))
-                .map { try RecordCache.decode($0, cipher: cipher) }
+                """, arguments) { try RecordCache.decode($0, cipher: cipher) }
         }
     }
 }

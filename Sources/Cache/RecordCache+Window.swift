@@ -1,13 +1,13 @@
 // SPDX-License-Identifier: MIT
-import GRDB
+import SQLite
 
 extension RecordCache {
     /// The devices with at least one record timestamped within `[fromMs, toMs]`: whose
     /// workouts a class yields.
     public func devices(heardFrom fromMs: Int64, to toMs: Int64) async throws -> [String] {
-        try await pool.read { db in
-            try String.fetchAll(db, sql: "SELECT DISTINCT device_id FROM record WHERE timestamp_ms BETWEEN ? AND ? ORDER BY device_id",
-                                arguments: [fromMs, toMs])
+        try await reader.read { db in
+            try db.rows("SELECT DISTINCT device_id FROM record WHERE timestamp_ms BETWEEN ? AND ? ORDER BY device_id",
+                        [fromMs, toMs]) { $0.text(0) }
         }
     }
 
@@ -23,16 +23,15 @@ extension RecordCache {
         guard !devices.isEmpty else { return [:] }
         let cipher = self.cipher
         let placeholders = Array(repeating: "?", count: devices.count).joined(separator: ",")
-        return try await pool.read { db in
-            var arguments: [any DatabaseValueConvertible] = [fromMs, toMs]
-            arguments += devices
+        return try await reader.read { db in
+            var arguments: [any SQLiteBindable] = [fromMs, toMs]
+            arguments += devices.map { $0 as any SQLiteBindable }
             var out: [String: [StoredRecord]] = [:]
-            let rows = try Row.fetchCursor(db, sql: """
+            try db.forEachRow("""
                 SELECT \(RecordCache.recordColumns), record.device_id FROM record
                 WHERE timestamp_ms BETWEEN ? AND ? AND device_id IN (\(placeholders)) ORDER BY timestamp_ms, sequence
-                """, arguments: StatementArguments(arguments))
-            while let row = try rows.next() {
-                out[row["device_id"], default: []].append(try RecordCache.decode(row, cipher: cipher))
+                """, arguments) { row in
+                out[row.text(7), default: []].append(try RecordCache.decode(row, cipher: cipher))
             }
             return out
         }
@@ -46,8 +45,8 @@ extension RecordCache {
     /// The newest sequence among records timestamped within `[fromMs, toMs]` (0 for none):
     /// a class's workouts need computing again only when it grew (late records).
     public func lastSequence(from fromMs: Int64, to toMs: Int64) async throws -> Int64 {
-        try await pool.read { db in
-            try Int64.fetchOne(db, sql: "SELECT MAX(sequence) FROM record WHERE timestamp_ms BETWEEN ? AND ?", arguments: [fromMs, toMs]) ?? 0
+        try await reader.read { db in
+            try db.scalarInt64("SELECT MAX(sequence) FROM record WHERE timestamp_ms BETWEEN ? AND ?", [fromMs, toMs]) ?? 0
         }
     }
 }

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
-import Foundation
-import GRDB
+import Glibc
+import SQLite
 import Synchronization
 import WearMetrics
 import Timing
@@ -11,11 +11,17 @@ import Timing
 /// SQLite in WAL mode, `synchronous = FULL`: a record is on the device once its group
 /// commit returns, and `blegate cache ...` can read from another process while the gateway
 /// writes. `append` never touches SQLite (see `GroupCommitter`); everything else goes
-/// through GRDB's serialized writer or its reader pool.
+/// through the one writer connection or the one reader connection, each on a serial
+/// queue of its own (in WAL mode a read never waits for a commit).
 public final class RecordCache: Sendable {
     public let path: String
     public let options: CacheOptions
-    let pool: DatabasePool
+    /// The writer connection: group commits, the outbox marks, documents, devices, retention.
+    let writer: ConnectionQueue
+    /// The reader connection. One: in `blegate run` the sync engine, the status server and
+    /// retention read, seldom at once and briefly (export and the cache commands are
+    /// processes of their own), while each connection keeps a page cache of its own.
+    let reader: ConnectionQueue
     let cipher: PayloadCipher?
     let committer: GroupCommitter
     /// Ids the backend holds that the disk could not yet record as delivered.
@@ -25,19 +31,14 @@ public final class RecordCache: Sendable {
     public init(path: String, options: CacheOptions = CacheOptions()) throws(CacheError) {
         self.path = path
         self.options = options
-        let exists = FileManager.default.fileExists(atPath: path)
+        let exists = access(path, F_OK) == 0
+        let parent = FilePath.parent(of: path)
         if !exists {
             guard options.create else {
                 throw CacheError(.noCache, "no cache database at \(path) (the gateway creates it on its first run; check gateway.state_directory and cache.file, or pass --state-dir)")
             }
-            let dir = (path as NSString).deletingLastPathComponent
-            if !dir.isEmpty {
-                do {
-                    try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true,
-                                                            attributes: [.posixPermissions: 0o750])
-                } catch {
-                    throw CacheError(.cannotOpen, "cannot create the directory \(dir): \(error.localizedDescription)")
-                }
+            if !parent.isEmpty, let failure = FilePath.makeDirectories(parent, mode: 0o750) {
+                throw CacheError(.cannotOpen, "cannot create the directory \(parent): \(failure)")
             }
         }
         var cipher: PayloadCipher?
@@ -56,7 +57,6 @@ public final class RecordCache: Sendable {
                 // The file's name is on the device before anything is written into it.
                 fsync(fd)
                 Glibc.close(fd)
-                let parent = (path as NSString).deletingLastPathComponent
                 let dir = open(parent.isEmpty ? "." : parent, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
                 if dir >= 0 {
                     fsync(dir)
@@ -65,67 +65,57 @@ public final class RecordCache: Sendable {
             }
         }
 
-        var config = Configuration()
-        config.busyMode = .timeout(TimeInterval(options.busyTimeout.seconds))
-        config.label = "blegate-cache"
-        // One reader: in `blegate run` the sync engine, the status server and retention
-        // read, seldom at once and briefly (export and the cache commands are processes
-        // of their own), while each connection keeps a page cache of its own (below).
-        config.maximumReaderCount = 1
-        config.prepareDatabase { db in
-            // 512 KiB of page cache per connection. Each connection's cache fills as the
-            // database grows, so the cache size is memory the gateway gains slowly and
-            // keeps: with 8 MiB, `blegate run` rose 7 MiB in its first 4 minutes with 50
-            // straps; with SQLite's default 2 MiB it still crept for 30 minutes. The hot
-            // pages are few (the newest leaves of the record table and its indexes);
-            // others come from the OS's file cache, which the kernel can reclaim.
-            try db.execute(sql: "PRAGMA cache_size = -512")
+        let writerConnection: Connection
+        let readerConnection: Connection
+        do {
+            writerConnection = try Connection(path: path)
+            try RecordCache.configure(writerConnection, busyTimeout: options.busyTimeout)
             // A new database gets small pages (an existing one keeps its size: this is a
             // no-op once the file has a header). Every commit writes each page it touches
             // whole, and most of what a group commit touches is the tail of a b-tree (the
             // record table, its two indexes, the outbox) that holds a few new rows: with
             // 1 KiB pages that costs a quarter of what it did with SQLite's 4 KiB. Set
-            // here, before GRDB turns WAL on (after which the page size is fixed).
-            if !exists { try db.execute(sql: "PRAGMA page_size = \(RecordCache.pageSize)") }
-        }
-        let pool: DatabasePool
-        do {
-            pool = try DatabasePool(path: path, configuration: config)
+            // before WAL is turned on (after which the page size is fixed).
+            if !exists { try writerConnection.execute("PRAGMA page_size = \(RecordCache.pageSize)") }
+            let mode = try writerConnection.scalarText("PRAGMA journal_mode = WAL")
+            guard mode == "wal" else {
+                throw CacheError(.cannotOpen, "cannot open the cache database \(path): SQLite kept journal mode \(mode ?? "unknown") instead of WAL")
+            }
+            // FULL: each commit fsyncs the WAL, so a committed record survives a power
+            // cut (NORMAL syncs only at checkpoints: a power cut could roll back a whole
+            // WAL of commits).
+            try writerConnection.execute("PRAGMA synchronous = FULL")
+            // A checkpoint copies every page the WAL holds into the database once,
+            // however often it was rewritten since the last one: the fewer checkpoints,
+            // the fewer copies of the hot tail pages. About 4 MiB of WAL between them.
+            let pageSize = Int(try writerConnection.scalarInt64("PRAGMA page_size") ?? 4096)
+            try writerConnection.execute("PRAGMA wal_autocheckpoint = \(RecordCache.walBytesPerCheckpoint / max(512, pageSize))")
             // Incremental auto-vacuum lets retention hand freed pages back to the file
             // system. It can only be switched on before the first table exists, and in
             // WAL mode takes a VACUUM (of an empty file here) to apply.
-            try pool.writeWithoutTransaction { db in
-                // FULL: each commit fsyncs the WAL, so a committed record survives a power
-                // cut. Set here, on the one writer connection, because GRDB's WAL set-up
-                // sets NORMAL after `prepareDatabase` runs (NORMAL syncs only at
-                // checkpoints: a power cut could roll back a whole WAL of commits).
-                try db.execute(sql: "PRAGMA synchronous = FULL")
-                // A checkpoint copies every page the WAL holds into the database once,
-                // however often it was rewritten since the last one: the fewer checkpoints,
-                // the fewer copies of the hot tail pages. About 4 MiB of WAL between them.
-                let pageSize = try Int.fetchOne(db, sql: "PRAGMA page_size") ?? 4096
-                try db.execute(sql: "PRAGMA wal_autocheckpoint = \(RecordCache.walBytesPerCheckpoint / max(512, pageSize))")
-                if try Int.fetchOne(db, sql: "SELECT count(*) FROM sqlite_master") == 0 {
-                    try db.execute(sql: "PRAGMA auto_vacuum = INCREMENTAL")
-                    try db.execute(sql: "VACUUM")
-                }
+            if try writerConnection.scalarInt64("SELECT count(*) FROM sqlite_master") == 0 {
+                try writerConnection.execute("PRAGMA auto_vacuum = INCREMENTAL")
+                try writerConnection.execute("VACUUM")
             }
-            try CacheSchema.migrator.migrate(pool)
+            try CacheSchema.migrate(writerConnection)
+            readerConnection = try Connection(path: path)
+            try RecordCache.configure(readerConnection, busyTimeout: options.busyTimeout)
+        } catch let e as CacheError {
+            throw e
         } catch {
             throw CacheError(.cannotOpen, "cannot open the cache database \(path): \(error)")
         }
-        self.pool = pool
         RecordCache.restrictCompanions(of: path)
 
         let state: (next: Int64, members: [String: String])
         do {
-            state = try pool.write { db in
-                try RecordCache.checkKey(db, cipher: cipher)
-                let maxSeq = try Int64.fetchOne(db, sql: "SELECT max(sequence) FROM record") ?? 0
-                let autoSeq = try Int64.fetchOne(db, sql: "SELECT seq FROM sqlite_sequence WHERE name = 'record'") ?? 0
+            state = try writerConnection.transaction {
+                try RecordCache.checkKey(writerConnection, cipher: cipher)
+                let maxSeq = try writerConnection.scalarInt64("SELECT max(sequence) FROM record") ?? 0
+                let autoSeq = try writerConnection.scalarInt64("SELECT seq FROM sqlite_sequence WHERE name = 'record'") ?? 0
                 var members: [String: String] = [:]
-                for row in try Row.fetchAll(db, sql: "SELECT address, client_id FROM device WHERE client_id IS NOT NULL") {
-                    members[row[0]] = row[1]
+                try writerConnection.forEachRow("SELECT address, client_id FROM device WHERE client_id IS NOT NULL") { row in
+                    members[row.text(0)] = row.text(1)
                 }
                 return (max(maxSeq, autoSeq) + 1, members)
             }
@@ -134,20 +124,35 @@ public final class RecordCache: Sendable {
         } catch {
             throw CacheError(.cannotOpen, "cannot read the cache database \(path): \(error)")
         }
+        let writer = ConnectionQueue(writerConnection, label: "blegate-cache-writer")
+        self.writer = writer
+        reader = ConnectionQueue(readerConnection, label: "blegate-cache-reader")
         let reserve = path + "-reserve"
         if options.create || access(reserve, F_OK) == 0 { RecordCache.restoreReserve(reserve) }
-        committer = GroupCommitter(pool: pool, cipher: cipher, interval: options.groupCommitInterval,
+        committer = GroupCommitter(writer: writer, cipher: cipher, interval: options.groupCommitInterval,
                                    maxRecords: options.groupCommitRecords, maxBuffered: options.maxBufferedRecords,
                                    nextSequence: state.next, members: state.members,
-                                   makeRoom: { RecordCache.makeRoom(pool, reserve: reserve) },
+                                   makeRoom: { RecordCache.makeRoom(writer, reserve: reserve) },
                                    restoreReserve: { RecordCache.restoreReserve(reserve) })
+    }
+
+    /// What every connection of the cache sets first.
+    private static func configure(_ db: Connection, busyTimeout: Duration) throws(SQLiteError) {
+        db.setBusyTimeout(milliseconds: Int(clamping: busyTimeout.milliseconds))
+        // 512 KiB of page cache per connection. Each connection's cache fills as the
+        // database grows, so the cache size is memory the gateway gains slowly and
+        // keeps: with 8 MiB, `blegate run` rose 7 MiB in its first 4 minutes with 50
+        // straps; with SQLite's default 2 MiB it still crept for 30 minutes. The hot
+        // pages are few (the newest leaves of the record table and its indexes);
+        // others come from the OS's file cache, which the kernel can reclaim.
+        try db.execute("PRAGMA cache_size = -512")
     }
 
     deinit {
         committer.stopWithoutWaiting()
     }
 
-    /// Page size of a new cache (see `prepareDatabase` in `init`).
+    /// Page size of a new cache (see `init`).
     static let pageSize = 1024
 
     /// WAL written between two automatic checkpoints.
@@ -167,17 +172,17 @@ public final class RecordCache: Sendable {
         }
     }
 
-    private static func checkKey(_ db: Database, cipher: PayloadCipher?) throws {
-        let check = try Data.fetchOne(db, sql: "SELECT value FROM cache_meta WHERE key = 'key_check'")
+    private static func checkKey(_ db: Connection, cipher: PayloadCipher?) throws {
+        let check = try db.scalarBlob("SELECT value FROM cache_meta WHERE key = 'key_check'")
         switch (cipher, check) {
         case let (cipher?, check?):
             guard cipher.verify(keyCheck: check) else {
                 throw CacheError(.wrongKey, "the encryption key does not open this cache (it was written with another key); use the key it was created with")
             }
         case let (cipher?, nil):
-            try db.execute(sql: "INSERT INTO cache_meta (key, value) VALUES ('key_check', ?)", arguments: [try cipher.makeKeyCheck()])
+            try db.execute("INSERT INTO cache_meta (key, value) VALUES ('key_check', ?)", [try cipher.makeKeyCheck()])
         case (nil, _?):
-            if try Int.fetchOne(db, sql: "SELECT count(*) FROM record WHERE encrypted = 1") ?? 0 > 0 {
+            if try db.scalarInt64("SELECT count(*) FROM record WHERE encrypted = 1") ?? 0 > 0 {
                 throw CacheError(.keyRequired, "this cache holds encrypted records: set cache.encryption_key_file to the key it was written with")
             }
         case (nil, nil):
@@ -220,7 +225,7 @@ public final class RecordCache: Sendable {
 
     /// On a full disk: releases the reserve and deletes the oldest delivered records, so
     /// that the pages they held take new records. Returns how many were deleted.
-    static func makeRoom(_ pool: DatabasePool, reserve: String) -> Int {
+    static func makeRoom(_ writer: ConnectionQueue, reserve: String) -> Int {
         // The reserve first: the checkpoint must be able to grow the database file by
         // what the WAL holds, and the delete needs WAL frames, before any page is free.
         // Then delivered records, a chunk at a time, until a reserve's worth of pages is
@@ -228,18 +233,18 @@ public final class RecordCache: Sendable {
         unlink(reserve)
         var deleted = 0
         do {
-            try pool.writeWithoutTransaction { db in
-                _ = try? Row.fetchOne(db, sql: "PRAGMA wal_checkpoint(PASSIVE)")
+            try writer.sync { db in
+                try? db.execute("PRAGMA wal_checkpoint(PASSIVE)")
                 while true {
-                    let free = (try Int64.fetchOne(db, sql: "PRAGMA freelist_count") ?? 0) * (try Int64.fetchOne(db, sql: "PRAGMA page_size") ?? 4096)
+                    let free = (try db.scalarInt64("PRAGMA freelist_count") ?? 0) * (try db.scalarInt64("PRAGMA page_size") ?? 4096)
                     if free >= reserveBytes { break }
-                    try db.execute(sql: """
+                    try db.execute("""
                         DELETE FROM record WHERE sequence IN
                             (SELECT sequence FROM record WHERE \(CacheSchema.isDelivered) ORDER BY sequence LIMIT \(roomChunk))
                         """)
-                    let n = db.changesCount
+                    let n = db.changes
                     deleted += n
-                    _ = try? Row.fetchOne(db, sql: "PRAGMA wal_checkpoint(PASSIVE)")
+                    try? db.execute("PRAGMA wal_checkpoint(PASSIVE)")
                     if n == 0 { break }
                 }
             }
@@ -275,8 +280,8 @@ public final class RecordCache: Sendable {
 
     /// `PRAGMA integrity_check`: "ok", or SQLite's list of problems.
     public func integrityCheck() async throws -> String {
-        try await pool.read { db in
-            try String.fetchAll(db, sql: "PRAGMA integrity_check").joined(separator: "; ")
+        try await reader.read { db in
+            try db.rows("PRAGMA integrity_check") { $0.text(0) }.joined(separator: "; ")
         }
     }
 
@@ -285,45 +290,46 @@ public final class RecordCache: Sendable {
     /// A stored record by id (committed records only).
     public func storedRecord(id: String) async throws -> StoredRecord? {
         let cipher = self.cipher
-        return try await pool.read { db in
-            try Row.fetchOne(db, sql: "SELECT \(RecordCache.recordColumns) FROM record WHERE id = ?", arguments: [id])
-                .map { try RecordCache.decode($0, cipher: cipher) }
+        return try await reader.read { db in
+            try db.rows("SELECT \(RecordCache.recordColumns) FROM record WHERE id = ?", [id]) {
+                try RecordCache.decode($0, cipher: cipher)
+            }.first
         }
     }
 
     /// Stored records in sequence order after `sequence`, at most `limit`.
     public func storedRecords(after sequence: Int64 = 0, limit: Int = 1000) async throws -> [StoredRecord] {
         let cipher = self.cipher
-        return try await pool.read { db in
-            try Row.fetchAll(db, sql: "SELECT \(RecordCache.recordColumns) FROM record WHERE sequence > ? ORDER BY sequence LIMIT ?",
-                             arguments: [sequence, limit])
-                .map { try RecordCache.decode($0, cipher: cipher) }
+        return try await reader.read { db in
+            try db.rows("SELECT \(RecordCache.recordColumns) FROM record WHERE sequence > ? ORDER BY sequence LIMIT ?",
+                        [sequence, limit]) { try RecordCache.decode($0, cipher: cipher) }
         }
     }
 
     static let recordColumns = "record.sequence, record.id, record.client_id, \(CacheSchema.stateColumn), record.reason, record.encrypted, record.payload"
 
     /// Row (in `recordColumns` order) → StoredRecord.
-    static func decode(_ row: Row, cipher: PayloadCipher?) throws(CacheError) -> StoredRecord {
-        let id: String = row[1]
-        let json = try payloadText(id: id, encrypted: row[5], payload: row[6], cipher: cipher)
+    static func decode(_ row: Statement, cipher: PayloadCipher?) throws(CacheError) -> StoredRecord {
+        let id = row.text(1)
+        let json = try payloadText(id: id, encrypted: row.bool(5), payload: row.blob(6), cipher: cipher)
         let record: WearMetrics
         do {
             record = try WearMetrics(jsonString: json)
         } catch {
             throw CacheError(.unreadablePayload, "record \(id): \(error)")
         }
-        return StoredRecord(id: id, sequence: row[0], clientID: row[2], state: RecordState(column: row[3]), reason: row[4], record: record)
+        return StoredRecord(id: id, sequence: row.int64(0), clientID: row.optionalText(2), state: RecordState(column: row.int(3)),
+                            reason: row.optionalText(4), record: record)
     }
 
     /// The record's JSON text from its stored payload (sealed or not, compact or plain).
-    static func payloadText(id: String, encrypted: Bool, payload: Data, cipher: PayloadCipher?) throws(CacheError) -> String {
+    static func payloadText(id: String, encrypted: Bool, payload: [UInt8], cipher: PayloadCipher?) throws(CacheError) -> String {
         var bytes = payload
         if encrypted {
             guard let cipher else { throw CacheError(.keyRequired, "record \(id) is encrypted and no key was given") }
             bytes = try cipher.open(payload, id: id)
         }
-        guard let text = CompactRecordText.expand(Array(bytes)) else {
+        guard let text = CompactRecordText.expand(bytes) else {
             throw CacheError(.unreadablePayload, "record \(id): the stored text holds a byte the cache never writes (corrupted)")
         }
         return String(decoding: text, as: UTF8.self)

@@ -2,7 +2,7 @@
 import Cache
 import Config
 import Foundation
-import GRDB
+import SQLite
 import Testing
 import WearMetrics
 
@@ -22,8 +22,7 @@ struct EncryptionTests {
         let cache = try RecordCache(path: dir.database, options: CacheOptions(encryptionKey: key))
         #expect(try await cache.pendingBatch(limit: 100).map { try $0.record } == records)
         #expect(try await cache.stats().encrypted)
-        let pool = try DatabasePool(path: dir.database)
-        let payloads = try await pool.read { try Data.fetchAll($0, sql: "SELECT payload FROM record") }
+        let payloads = try Connection(path: dir.database).rows("SELECT payload FROM record") { Data($0.blob(0)) }
         #expect(payloads.count == 20)
         for p in payloads {
             #expect(p.range(of: Data("ble_hrm".utf8)) == nil)
@@ -64,10 +63,7 @@ struct EncryptionTests {
         let cache = try RecordCache(path: dir.database, options: CacheOptions(encryptionKey: key))
         cache.append([hrRecord("AA:00:00:00:00:01", 0), hrRecord("AA:00:00:00:00:01", 1), hrRecord("AA:00:00:00:00:01", 2)])
         try await cache.flush()
-        let pool = try DatabasePool(path: dir.database)
-        try await pool.write { db in
-            try db.execute(sql: "UPDATE record SET payload = (SELECT payload FROM record WHERE sequence = 1) WHERE sequence = 2")
-        }
+        try Connection(path: dir.database).execute("UPDATE record SET payload = (SELECT payload FROM record WHERE sequence = 1) WHERE sequence = 2")
         let batch = try await cache.pendingBatch(limit: 10)
         #expect(batch.map(\.sequence) == [1, 3])
         let stats = try await cache.stats()
@@ -82,11 +78,10 @@ struct EncryptionTests {
         let records = (0..<4).map { hrRecord("AA:00:00:00:00:01", $0) }
         cache.append(records)
         try await cache.flush()
-        let pool = try DatabasePool(path: dir.database)
-        try await pool.write { db in
-            try db.execute(sql: "UPDATE record SET payload = substr(payload, 1, 40) WHERE sequence = 2")
-            try db.execute(sql: "UPDATE record SET payload = CAST('[1, 2]' AS BLOB) WHERE sequence = 3")
-        }
+        try Connection(path: dir.database).execute("""
+            UPDATE record SET payload = substr(payload, 1, 40) WHERE sequence = 2;
+            UPDATE record SET payload = CAST('[1, 2]' AS BLOB) WHERE sequence = 3;
+            """)
         let batch = try await cache.pendingBatch(limit: 10)
         #expect(batch.map(\.sequence) == [1, 4])
         #expect(batch.map(\.json) == [records[0].jsonString(), records[3].jsonString()])

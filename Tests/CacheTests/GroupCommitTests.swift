@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 import Cache
 import Foundation
-import GRDB
+import SQLite
 import Outbox
 import Testing
 import WearMetrics
@@ -106,19 +106,17 @@ struct GroupCommitTests {
         writer.append(hrRecord("AA:00:00:00:00:01", 0))
         try await writer.flush()
         // A plain read-only SQLite connection, as another process would open it.
-        var config = Configuration()
-        config.readonly = true
-        let reader = try DatabasePool(path: dir.database, configuration: config)
-        let mode = try await reader.read { try String.fetchOne($0, sql: "PRAGMA journal_mode") }
+        let reader = ConnectionQueue(try Connection(path: dir.database, readOnly: true), label: "test-reader")
+        let mode = try await reader.read { try $0.scalarText("PRAGMA journal_mode") }
         #expect(mode == "wal")
         var seen: [Int] = []
         for round in 1...20 {
             let seq = writer.append((0..<200).map { hrRecord("AA:00:00:00:00:01", round * 1000 + $0) })
-            seen.append(try await reader.read { try Int.fetchOne($0, sql: "SELECT count(*) FROM record") ?? -1 })
+            seen.append(Int(try await reader.read { try $0.scalarInt64("SELECT count(*) FROM record") ?? -1 }))
             try await withTimeout { try await writer.waitUntilCommitted(seq) }
         }
-        let final = try await reader.read { try Int.fetchOne($0, sql: "SELECT count(*) FROM record") }
-        #expect(final == 1 + 20 * 200)
+        let final = try await reader.read { try $0.scalarInt64("SELECT count(*) FROM record") }
+        #expect(final == Int64(1 + 20 * 200))
         #expect(seen == seen.sorted())
         try await writer.close()
     }
@@ -130,8 +128,8 @@ struct GroupCommitTests {
         cache.append(hrRecord("AA:00:00:00:00:01", 0))
         try await cache.flush()
         // Another connection makes every insert fail, as a full disk would.
-        let other = try DatabasePool(path: dir.database)
-        try await other.write { try $0.execute(sql: "CREATE TRIGGER refuse BEFORE INSERT ON record BEGIN SELECT RAISE(ABORT, 'disk says no'); END") }
+        let other = try Connection(path: dir.database)
+        try other.execute("CREATE TRIGGER refuse BEFORE INSERT ON record BEGIN SELECT RAISE(ABORT, 'disk says no'); END")
         let records = (1...50).map { hrRecord("AA:00:00:00:00:01", $0) }
         cache.append(records)
         await #expect {
@@ -141,7 +139,7 @@ struct GroupCommitTests {
         }
         // Nothing of the batch reached the database, and nothing was dropped either (below).
         #expect(try await cache.stats().total == 1)
-        try await other.write { try $0.execute(sql: "DROP TRIGGER refuse") }
+        try other.execute("DROP TRIGGER refuse")
         try await withTimeout { try await cache.flush() }
         let stored = try await cache.storedRecords(limit: 100)
         #expect(stored.map(\.record) == [hrRecord("AA:00:00:00:00:01", 0)] + records)
@@ -164,10 +162,8 @@ struct GroupCommitTests {
         let dir = TempDir()
         let cache = try RecordCache(path: dir.database)
         try await cache.close()
-        let pool = try DatabasePool(path: dir.database)
-        let (mode, vacuum) = try await pool.read { db in
-            (try String.fetchOne(db, sql: "PRAGMA journal_mode"), try Int.fetchOne(db, sql: "PRAGMA auto_vacuum"))
-        }
+        let db = try Connection(path: dir.database)
+        let (mode, vacuum) = (try db.scalarText("PRAGMA journal_mode"), try db.scalarInt64("PRAGMA auto_vacuum"))
         #expect(mode == "wal")
         #expect(vacuum == 2)
         let attributes = try FileManager.default.attributesOfItem(atPath: dir.database)

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 @testable import Cache
 import Foundation
-import GRDB
+import SQLite
 import Outbox
 import Testing
 import WearMetrics
@@ -11,9 +11,10 @@ struct SchemaMigrationTests {
     /// A cache as the first schema wrote it: pending (paired and not), delivered and
     /// quarantined rows with random version-4 ids.
     private func writeFirstSchemaCache(at path: String) throws {
-        let pool = try DatabasePool(path: path)
-        try CacheSchema.migrator.migrate(pool, upTo: "v1: records, devices, meta")
-        try pool.write { db in
+        let db = try Connection(path: path)
+        #expect(try db.scalarText("PRAGMA journal_mode = WAL") == "wal")
+        try CacheSchema.migrate(db, upTo: "v1: records, devices, meta")
+        try db.transaction {
             let rows: [(Int64, String, String, String?, Int, String?)] = [
                 (1, "0f9c3a4e-5d6b-4c7a-8e9f-000000000001", "AA:00:00:00:00:01", "member-1", 1, nil),
                 (2, "0f9c3a4e-5d6b-4c7a-8e9f-000000000002", "AA:00:00:00:00:01", "member-1", 0, nil),
@@ -23,15 +24,15 @@ struct SchemaMigrationTests {
             ]
             for (seq, id, device, client, state, reason) in rows {
                 let record = hrRecord(device, Int(seq))
-                try db.execute(sql: """
+                try db.execute("""
                     INSERT INTO record (sequence, id, device_id, timestamp_ms, client_id, state, stored_ms, delivered_ms, reason, encrypted, payload)
                     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?)
-                    """, arguments: [seq, id, device, record.timestamp.millisecondsSince1970, client, state,
-                                     record.timestamp.millisecondsSince1970, state == 1 ? record.timestamp.millisecondsSince1970 : nil,
-                                     reason, Data(record.jsonString().utf8)])
+                    """, [seq, id, device, record.timestamp.millisecondsSince1970, client, state,
+                          record.timestamp.millisecondsSince1970, state == 1 ? record.timestamp.millisecondsSince1970 : nil,
+                          reason, Array(record.jsonString().utf8)])
             }
         }
-        try pool.close()
+        #expect(try db.rows("SELECT identifier FROM grdb_migrations") { $0.text(0) } == ["v1: records, devices, meta"])
     }
 
     @Test("a cache of the first schema is upgraded in place: pending, delivered, quarantined and held records keep their state and ids")
@@ -75,8 +76,10 @@ struct SchemaMigrationTests {
         let cache = try RecordCache(path: dir.database)
         cache.append((0..<20).map { hrRecord("AA:00:00:00:00:01", $0) })
         try await cache.flush()
-        let rows: @Sendable () async throws -> [Row] = {
-            try cache.pool.read { try Row.fetchAll($0, sql: "SELECT * FROM record ORDER BY sequence") }
+        let rows: @Sendable () async throws -> [[SQLiteValue]] = {
+            try await cache.reader.read { db in
+                try db.rows("SELECT * FROM record ORDER BY sequence") { row in (0..<row.columnCount).map { row.value($0) } }
+            }
         }
         let before = try await rows()
         try await cache.markDelivered(try await cache.pendingBatch(limit: 20).map(\.id))
@@ -99,11 +102,12 @@ struct SchemaMigrationTests {
         try await cache.close()
     }
 
-    @Test("the writer commits with synchronous = FULL (GRDB's WAL set-up sets NORMAL)")
+    @Test("the writer commits with synchronous = FULL, read back from its connection")
     func synchronousFull() async throws {
         let dir = TempDir()
         let cache = try RecordCache(path: dir.database)
-        #expect(try await cache.pool.write { try Int.fetchOne($0, sql: "PRAGMA synchronous") } == 2)
+        #expect(try await cache.writer.run { try $0.scalarInt64("PRAGMA synchronous") } == 2)
+        #expect(try await cache.writer.run { try $0.scalarText("PRAGMA journal_mode") } == "wal")
         try await cache.close()
     }
 }

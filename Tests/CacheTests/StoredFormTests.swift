@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 @testable import Cache
 import Foundation
-import GRDB
+import SQLite
 import Outbox
 import Testing
 import WearMetrics
@@ -42,13 +42,11 @@ struct StoredFormTests {
         #expect(stored.map(\.record) == Self.records)
         #expect(stored.map { $0.record.jsonString() } == Self.records.map { $0.jsonString() })
 
-        let pool = try DatabasePool(path: dir.database)
-        let payloads = try await pool.read { try Data.fetchAll($0, sql: "SELECT payload FROM record ORDER BY sequence") }
+        let payloads = try Connection(path: dir.database).rows("SELECT payload FROM record ORDER BY sequence") { $0.blob(0) }
         #expect(payloads.allSatisfy { $0.first == CompactRecordText.marker })
         let strapJSON = Self.records[0].jsonString().utf8.count
         // The strap's 400-odd bytes of JSON take well under half.
         #expect(payloads[0].count * 5 < strapJSON * 2, "\(payloads[0].count) bytes stored for \(strapJSON) of JSON")
-        try pool.close()
 
         // Every input reads back exactly, even text that already holds a control byte.
         for text in [Array("{\"a\":\"\u{1}\"}".utf8), Array("plain \u{2} text".utf8), [], Array("{}".utf8)] {
@@ -93,13 +91,9 @@ struct StoredFormTests {
         scale.setMetric("weight_kg", 82.2)
         cache.append([hrRecord("AA:00:00:00:00:01", 0, at: base), scale])
         try await cache.flush()
-        let pool = try DatabasePool(path: dir.database)
         // A row as stored before the compact form: plain JSON.
-        try await pool.write { db in
-            try db.execute(sql: "UPDATE record SET payload = ? WHERE sequence = 1",
-                           arguments: [Data(hrRecord("AA:00:00:00:00:01", 0, at: base).jsonString().utf8)])
-        }
-        try pool.close()
+        try Connection(path: dir.database).execute("UPDATE record SET payload = ? WHERE sequence = 1",
+                                                   [Array(hrRecord("AA:00:00:00:00:01", 0, at: base).jsonString().utf8)])
         let found = try await cache.memberRecords(withinLast: 60_000, containing: ["\"ble_wss\""])
         #expect(found.map(\.record.source) == ["ble_wss"])
         let hr = try await cache.memberRecords(withinLast: 60_000, containing: ["\"ble_hrm\""])
@@ -112,11 +106,7 @@ struct StoredFormTests {
         let cache = try RecordCache(path: dir.database)
         cache.append([hrRecord("AA:00:00:00:00:01", 0), hrRecord("AA:00:00:00:00:01", 1)])
         try await cache.flush()
-        let pool = try DatabasePool(path: dir.database)
-        try await pool.write { db in
-            try db.execute(sql: "UPDATE record SET payload = x'01027b00' WHERE sequence = 1")
-        }
-        try pool.close()
+        try Connection(path: dir.database).execute("UPDATE record SET payload = x'01027b00' WHERE sequence = 1")
         let batch = try await cache.pendingBatch(limit: 10)
         #expect(batch.map(\.sequence) == [2])
         let stats = try await cache.stats()
@@ -130,12 +120,11 @@ struct StoredFormTests {
         let cache = try RecordCache(path: dir.database)
         cache.append(hrRecord("AA:00:00:00:00:01", 0))
         try await cache.flush()
-        let pool = try DatabasePool(path: dir.database)
-        let size = try await pool.read { try Int.fetchOne($0, sql: "PRAGMA page_size") }
-        #expect(size == 1024)
-        try pool.close()
-        let autocheckpoint = try await cache.pool.writeWithoutTransaction { try Int.fetchOne($0, sql: "PRAGMA wal_autocheckpoint") }
+        #expect(try Connection(path: dir.database).scalarInt64("PRAGMA page_size") == 1024)
+        let autocheckpoint = try await cache.writer.run { try $0.scalarInt64("PRAGMA wal_autocheckpoint") }
         #expect(autocheckpoint == 4096)
+        #expect(try await cache.reader.run { try $0.scalarInt64("PRAGMA cache_size") } == -512)
+        #expect(try await cache.writer.run { try $0.scalarInt64("PRAGMA cache_size") } == -512)
         try await cache.close()
     }
 
@@ -164,8 +153,8 @@ struct StoredFormTests {
         try await cache.close()
 
         // -wal and -shm left broader by an older version are brought down to the database's mode.
-        let pool = try DatabasePool(path: dir.database)
-        try await pool.write { try $0.execute(sql: "INSERT INTO cache_meta (key, value) VALUES ('x', x'00')") }
+        let other = try Connection(path: dir.database)
+        try other.execute("INSERT INTO cache_meta (key, value) VALUES ('x', x'00')")
         chmod(dir.database + "-wal", 0o644)
         chmod(dir.database + "-shm", 0o666)
         let reopened: RecordCache
@@ -178,6 +167,6 @@ struct StoredFormTests {
         try await reopened.flush()
         #expect(try modes() == expected)
         try await reopened.close()
-        try pool.close()
+        withExtendedLifetime(other) {}
     }
 }

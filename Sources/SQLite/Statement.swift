@@ -1,0 +1,135 @@
+// SPDX-License-Identifier: MIT
+import CSQLite
+
+/// A prepared statement: bind, step, read the current row's columns. Used on its
+/// connection's thread only, like the connection.
+public final class Statement {
+    let handle: OpaquePointer
+    public let sql: String
+
+    init(handle: OpaquePointer, sql: String) {
+        self.handle = handle
+        self.sql = sql
+    }
+
+    deinit { sqlite3_finalize(handle) }
+
+    private var db: OpaquePointer? { sqlite3_db_handle(handle) }
+
+    // MARK: Binding
+
+    /// Resets the statement and binds `values` to its parameters 1, 2, ...
+    public func bind(_ values: [any SQLiteBindable]) throws(SQLiteError) {
+        sqlite3_reset(handle)
+        sqlite3_clear_bindings(handle)
+        for (i, v) in values.enumerated() { try bind(v.sqliteValue, at: Int32(i + 1)) }
+    }
+
+    /// Binds one parameter (1-based).
+    public func bind(_ value: SQLiteValue, at index: Int32) throws(SQLiteError) {
+        let rc: Int32
+        switch value {
+        case .integer(let v): rc = sqlite3_bind_int64(handle, index, v)
+        case .real(let v): rc = sqlite3_bind_double(handle, index, v)
+        case .text(let v): rc = sqlite3_bind_text(handle, index, v, -1, csqlite_transient())
+        case .blob(let v):
+            rc = v.withUnsafeBytes { raw in
+                // A zero-length blob is an empty blob, not NULL.
+                raw.baseAddress == nil
+                    ? sqlite3_bind_zeroblob(handle, index, 0)
+                    : sqlite3_bind_blob(handle, index, raw.baseAddress, Int32(raw.count), csqlite_transient())
+            }
+        case .null: rc = sqlite3_bind_null(handle, index)
+        }
+        guard rc == SQLITE_OK else { throw SQLiteError(db: db, code: rc, sql: sql) }
+    }
+
+    // MARK: Stepping
+
+    /// Advances to the next row: true when there is one, false when the statement is done.
+    public func step() throws(SQLiteError) -> Bool {
+        let rc = sqlite3_step(handle)
+        switch rc {
+        case SQLITE_ROW: return true
+        case SQLITE_DONE: return false
+        default:
+            let error = SQLiteError(db: db, code: rc, sql: sql)
+            sqlite3_reset(handle)
+            throw error
+        }
+    }
+
+    /// Rewinds the statement so it can run again (bindings stay).
+    public func reset() { sqlite3_reset(handle) }
+
+    /// Binds `values` and runs the statement to its end, ignoring any rows.
+    public func execute(_ values: [any SQLiteBindable] = []) throws(SQLiteError) {
+        try bind(values)
+        while try step() {}
+        sqlite3_reset(handle)
+    }
+
+    /// Binds `values` and calls `row` for each result row.
+    public func forEachRow(_ values: [any SQLiteBindable] = [], _ row: (Statement) throws -> Void) throws {
+        try bind(values)
+        defer { sqlite3_reset(handle) }
+        while try step() { try row(self) }
+    }
+
+    /// The first column of the first row, when there is a row and it is not NULL.
+    public func scalarInt64(_ values: [any SQLiteBindable] = []) throws(SQLiteError) -> Int64? {
+        try bind(values)
+        defer { sqlite3_reset(handle) }
+        guard try step(), !isNull(0) else { return nil }
+        return int64(0)
+    }
+
+    // MARK: Columns of the current row (0-based)
+
+    public var columnCount: Int32 { sqlite3_column_count(handle) }
+
+    public func columnName(_ i: Int32) -> String { String(cString: sqlite3_column_name(handle, i)) }
+
+    public func isNull(_ i: Int32) -> Bool { sqlite3_column_type(handle, i) == SQLITE_NULL }
+
+    public func int64(_ i: Int32) -> Int64 { sqlite3_column_int64(handle, i) }
+
+    public func int(_ i: Int32) -> Int { Int(sqlite3_column_int64(handle, i)) }
+
+    public func bool(_ i: Int32) -> Bool { sqlite3_column_int64(handle, i) != 0 }
+
+    public func double(_ i: Int32) -> Double { sqlite3_column_double(handle, i) }
+
+    /// The column as text ("" for NULL).
+    public func text(_ i: Int32) -> String {
+        guard let p = sqlite3_column_text(handle, i) else { return "" }
+        let n = Int(sqlite3_column_bytes(handle, i))
+        return String(decoding: UnsafeBufferPointer(start: p, count: n), as: UTF8.self)
+    }
+
+    /// The column's bytes (empty for NULL).
+    public func blob(_ i: Int32) -> [UInt8] {
+        guard let p = sqlite3_column_blob(handle, i) else { return [] }
+        let n = Int(sqlite3_column_bytes(handle, i))
+        return Array(UnsafeRawBufferPointer(start: p, count: n))
+    }
+
+    public func optionalInt64(_ i: Int32) -> Int64? { isNull(i) ? nil : int64(i) }
+
+    public func optionalDouble(_ i: Int32) -> Double? { isNull(i) ? nil : double(i) }
+
+    public func optionalText(_ i: Int32) -> String? { isNull(i) ? nil : text(i) }
+
+    public func optionalBlob(_ i: Int32) -> [UInt8]? { isNull(i) ? nil : blob(i) }
+
+    /// The column as it is stored.
+    public func value(_ i: Int32) -> SQLiteValue {
+        switch sqlite3_column_type(handle, i) {
+        case SQLITE_INTEGER: .integer(int64(i))
+        case SQLITE_FLOAT: .real(double(i))
+        case SQLITE_TEXT: .text(text(i))
+        case SQLITE_BLOB: .blob(blob(i))
+        default: .null
+        }
+    }
+}
