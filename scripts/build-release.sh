@@ -53,14 +53,18 @@ for lib in stdc++ dbus-1 sqlite3 z; do
     [ -f "$archive" ] || fail "no static archive lib$lib.a ($cc_bin -print-file-name=lib$lib.a found none; scripts/setup.sh installs the -dev packages)"
     ln -sf "$archive" ".build-static/syslibs/lib$lib.a"
 done
-# CDBus names the package dbus-1, whose -L of the system's library directory would
-# otherwise come first and find the shared library: its pkg-config file is rewritten.
-dbus_pc="$(pkg-config --variable=pcfiledir dbus-1 || true)/dbus-1.pc"
-[ -f "$dbus_pc" ] || fail "no dbus-1.pc (apt-get install libdbus-1-dev)"
+# CDBus and CSQLite name the packages dbus-1 and sqlite3, whose -L of the system's library
+# directory would otherwise come first and find the shared libraries: their pkg-config
+# files are rewritten to point at the directory above.
+for pc in dbus-1:libdbus-1-dev sqlite3:libsqlite3-dev; do
+    name="${pc%%:*}"
+    src="$(pkg-config --variable=pcfiledir "$name" || true)/$name.pc"
+    [ -f "$src" ] || fail "no $name.pc (apt-get install ${pc#*:})"
+    sed -e "s|^Libs:.*|Libs: -L$PWD/.build-static/syslibs -l${name#lib}|" -e '/^Libs.private:/d' \
+        "$src" > ".build-static/syslibs/pkgconfig/$name.pc"
+done
 "$cc_bin" -O2 -fPIC -ffunction-sections -c scripts/libdbus-no-systemd.c -o .build-static/syslibs/no-systemd.o \
     || fail "scripts/libdbus-no-systemd.c did not compile"
-sed -e "s|^Libs:.*|Libs: -L$PWD/.build-static/syslibs -ldbus-1|" -e '/^Libs.private:/d' \
-    "$dbus_pc" > .build-static/syslibs/pkgconfig/dbus-1.pc
 export PKG_CONFIG_PATH="$PWD/.build-static/syslibs/pkgconfig${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH}"
 flags+=(-Xlinker "$PWD/.build-static/syslibs/no-systemd.o"
         -Xswiftc -Xclang-linker -Xswiftc "-L$PWD/.build-static/syslibs")
