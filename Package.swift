@@ -112,7 +112,9 @@ let package = Package(
             dependencies: [
                 "WearMetrics", "Outbox", "JSON", "Timing", "SQLite",
                 .product(name: "Crypto", package: "swift-crypto"),
-            ]
+            ],
+            // A file uses only what it imports, so Foundation stays in the two files that name it.
+            swiftSettings: [.enableUpcomingFeature("MemberImportVisibility")]
         ),
         // Delivers outbox records to the HTTP backend (docs/sync.md, docs/backend-openapi.yaml).
         .target(

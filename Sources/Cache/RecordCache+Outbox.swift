@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
-import SQLite
 import JSON
 import Outbox
+import SQLite
+import Synchronization
 import WearMetrics
 
 extension RecordCache: SyncOutbox {
