@@ -31,7 +31,14 @@ public final class Statement {
         switch value {
         case .integer(let v): rc = sqlite3_bind_int64(handle, index, v)
         case .real(let v): rc = sqlite3_bind_double(handle, index, v)
-        case .text(let v): rc = sqlite3_bind_text(handle, index, v, -1, csqlite_transient())
+        case .text(var v):
+            // With its byte count, so a NUL inside the text is kept rather than ending it.
+            rc = v.withUTF8 { utf8 in
+                utf8.withMemoryRebound(to: CChar.self) { chars in
+                    guard let base = chars.baseAddress else { return sqlite3_bind_text(handle, index, "", 0, csqlite_transient()) }
+                    return sqlite3_bind_text(handle, index, base, Int32(chars.count), csqlite_transient())
+                }
+            }
         case .blob(let v):
             rc = v.withUnsafeBytes { raw in
                 // A zero-length blob is an empty blob, not NULL.

@@ -23,6 +23,10 @@ struct SQLiteTests {
         try db.execute("CREATE TABLE t (i INTEGER, r REAL, s TEXT, b BLOB, n)")
         try db.execute("INSERT INTO t VALUES (?, ?, ?, ?, ?)", [Int64.max, 2.5, "héllo ✓", [0, 1, 255] as [UInt8], String?.none])
         try db.execute("INSERT INTO t VALUES (?, ?, ?, ?, ?)", [-1, -0.5, "", [UInt8](), true])
+        try db.execute("INSERT INTO t (i, s) VALUES (?, ?)", [7, "a\u{0}b"])
+        #expect(try db.scalarText("SELECT s FROM t WHERE i = 7") == "a\u{0}b")
+        #expect(try db.scalarInt64("SELECT length(CAST(s AS BLOB)) FROM t WHERE i = 7") == 3)
+        try db.execute("DELETE FROM t WHERE i = 7")
         let rows = try db.rows("SELECT i, r, s, b, n FROM t ORDER BY rowid") { s in
             [s.value(0), s.value(1), s.value(2), s.value(3), s.value(4)]
         }
