@@ -49,7 +49,7 @@ let package = Package(
         // Clocks, Duration in seconds and milliseconds, exponential backoff and the seeded
         // generator: the one copy of each, below every other Swift target.
         .target(name: "Timing"),
-        .target(name: "DBus", dependencies: ["CDBus", "CLinux", "Timing"]),
+        .target(name: "DBus", dependencies: ["CDBus", "CLinux", "Timing", "PrintableText"]),
         .target(name: "HCI", dependencies: ["CBluetooth"]),
         // The AcquireNotify sockets of every strap, read on one epoll thread.
         .target(name: "NotifySocket", dependencies: ["CLinux", "DBus", "Timing"]),
@@ -73,7 +73,7 @@ let package = Package(
         // The cache-to-sync contract, so neither side depends on the other.
         .target(name: "Outbox", dependencies: ["WearMetrics"]),
         // Reconnect pacing, slots and device selection: pure policy, no bus.
-        .target(name: "LinkPolicy", dependencies: ["Timing"]),
+        .target(name: "LinkPolicy", dependencies: ["Timing", "PrintableText"]),
         // Malloc arenas and trimming for the long-running processes.
         .target(name: "ProcessTuning"),
         // The BlueZ client that keeps straps connected (stream, run).

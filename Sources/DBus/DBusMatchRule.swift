@@ -1,4 +1,5 @@
 import CDBus
+import PrintableText
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -127,7 +128,7 @@ public struct DBusMatchRule: Sendable, Hashable {
 
 extension String {
     func replacingOccurrences(of target: String, with replacement: String) -> String {
-        guard !target.isEmpty, contains(target) else { return self }
+        guard !target.isEmpty, includes(target) else { return self }
         var out = ""
         var rest = Substring(self)
         while let r = rest.range(of: target) {

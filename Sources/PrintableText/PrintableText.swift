@@ -53,7 +53,7 @@ public enum PrintableText {
 
     /// `text` with every occurrence of `secret` replaced (a backend echoing the token).
     public static func redacting(_ secret: String?, in text: String) -> String {
-        guard let secret, secret.count >= 4, text.contains(secret) else { return text }
+        guard let secret, secret.count >= 4, text.includes(secret) else { return text }
         return text.replacingOccurrences(of: secret, with: "<token>")
     }
 }
