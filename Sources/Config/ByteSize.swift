@@ -18,7 +18,7 @@ public enum ByteSize {
             return bytes(value * scale)
         }
         // Digits alone: bytes.
-        if let value = ConfigDuration.parseDecimal(s), !s.contains(".") { return bytes(value) }
+        if let value = ConfigDuration.parseDecimal(s), !s.utf8.contains(UInt8(ascii: ".")) { return bytes(value) }
         return nil
     }
 

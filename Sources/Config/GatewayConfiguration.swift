@@ -149,7 +149,7 @@ public struct GatewayConfiguration: Sendable, Equatable {
             return ListenAddress(host: host, port: port)
         }
 
-        public var description: String { host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)" }
+        public var description: String { host.utf8.contains(UInt8(ascii: ":")) ? "[\(host)]:\(port)" : "\(host):\(port)" }
     }
 
     /// `[workouts]`: how members' sessions become workouts.

@@ -12,7 +12,7 @@ struct SectionReader {
         let elsewhere = ConfigSchema.allDottedKeys.filter { !$0.hasPrefix(name + ".") }
         for key in table.keys where !known.contains(key) {
             let hint = ConfigSchema.suggestion(for: key, among: known, elsewhere: elsewhere)
-            let dotted = hint.map { $0.contains(".") ? $0 : name + "." + $0 }
+            let dotted = hint.map { $0.utf8.contains(UInt8(ascii: ".")) ? $0 : name + "." + $0 }
             let example: String
             if let dotted {
                 let parts = dotted.split(separator: ".").map(String.init)
@@ -213,7 +213,7 @@ struct SectionReader {
         }
         if let s = try choice("sink", GatewayConfiguration.Sink.self) { b.sink = s }
         if let p = try string("samples_path") {
-            guard p.hasPrefix("/"), !p.contains(" ") else { throw fail(.badValue, "samples_path", "must be a URL path starting with /, got \"\(p)\"") }
+            guard p.hasPrefix("/"), !p.utf8.contains(UInt8(ascii: " ")) else { throw fail(.badValue, "samples_path", "must be a URL path starting with /, got \"\(p)\"") }
             b.samplesPath = p
         }
         if let n = try int("batch_size", 1...10_000) { b.batchSize = n }
