@@ -1,9 +1,5 @@
 // SPDX-License-Identifier: MIT
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
-import Foundation
-#endif
+import JSON
 import Outbox
 
 /// What `POST /api/v1/metrics` answered.
@@ -61,7 +57,7 @@ enum Wire {
     }
 
     static func decode<T: Decodable>(_ type: T.Type, from bytes: [UInt8]) -> T? {
-        try? JSONDecoder().decode(type, from: Data(bytes))
+        try? JSONValueDecoder().decode(type, from: String(decoding: bytes, as: UTF8.self))
     }
 
     /// The `{error}` text of a failure body, cut to a readable length; nil if absent.
