@@ -317,7 +317,7 @@ let package = Package(
             name: "RunTests",
             dependencies: [
                 "GatewayService", "Simulator", "DBus", "BlueZ", "TestBackend", "Cache", "Config", "Sync", "GATT", "WearMetrics",
-                "BlegateTestSupport", "Normalization", "Outbox", "Gateway",
+                "BlegateTestSupport", "Normalization", "Outbox", "Gateway", "JSON",
             ]
         ),
     ],

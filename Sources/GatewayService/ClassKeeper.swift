@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 import Cache
 import Classes
-import Foundation
+import JSON
 import Logging
 import Synchronization
 import WearMetrics
@@ -173,9 +173,9 @@ final class ClassKeeper: Sendable {
 
     /// Loads the saved book; the runtime calls it before any service starts.
     func restore() async {
-        if let data = try? await cache.loadMeta(key: Self.bookKey) {
+        if let text = try? await cache.loadMetaText(key: Self.bookKey) {
             do {
-                let saved = try JSONDecoder().decode(ClassBook.self, from: data)
+                let saved = try JSONValueDecoder().decode(ClassBook.self, from: text)
                 // Records heard before the load are kept: merge them into the saved book.
                 book.withLock { b in
                     let heard = b.openGym
@@ -192,10 +192,9 @@ final class ClassKeeper: Sendable {
     }
 
     private func save() async {
-        let data: Data
         do {
-            data = try book.withLock { try JSONEncoder().encode($0) }
-            try await cache.saveMeta(key: Self.bookKey, value: data)
+            let text = try book.withLock { try JSONValueEncoder().encode($0) }.serialized()
+            try await cache.saveMetaText(key: Self.bookKey, text)
         } catch {
             logger.error("cannot save the class state", metadata: ["error": "\(error)"])
         }

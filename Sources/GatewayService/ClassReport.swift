@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 import Classes
+import JSON
 import WearMetrics
 
 /// A class as `blegate class` and `status` show it.
@@ -22,12 +23,8 @@ public struct ClassReport: Sendable, Equatable, Codable {
         plannedEndTime = s.plannedEndMs.map { UTCTimestamp(millisecondsSince1970: $0).iso8601 }
     }
 
-    /// For the status socket's `JSONSerialization` answers.
-    var object: [String: Any] {
-        var o: [String: Any] = ["type": type, "origin": origin, "start_time": startTime]
-        if let name { o["name"] = name }
-        if let endTime { o["end_time"] = endTime }
-        if let plannedEndTime { o["planned_end_time"] = plannedEndTime }
-        return o
+    /// For the status socket's answers: snake_case keys, sorted, unset times left out.
+    var object: JSONValue {
+        (try? StatusReport.encoder.encode(self)) ?? .object([])
     }
 }

@@ -3,8 +3,8 @@ import Cache
 import Classes
 import Config
 import DBus
-import Foundation
 import Gateway
+import JSON
 import PrintableText
 import ProcessTuning
 import Logging
@@ -132,7 +132,7 @@ public final class GatewayRuntime: Sendable {
         var links = LinkConfiguration(configuration: c)
         links.isPaired = { paired.contains($0) }
         let limitsLogger = btLogger
-        links.limitMemory = LinkLimitFile(path: (c.gateway.stateDirectory as NSString).appendingPathComponent("link-limits.json")) { message in
+        links.limitMemory = LinkLimitFile(path: FilePaths.join(c.gateway.stateDirectory, "link-limits.json")) { message in
             errors.add(.storage, "cannot save learned link limits", detail: message)
             limitsLogger.warning("\(message)")
         }
@@ -140,10 +140,8 @@ public final class GatewayRuntime: Sendable {
                                      errors: errors, facts: facts, logger: btLogger)
 
         let socketPath = c.status.socket
-        let dir = (socketPath as NSString).deletingLastPathComponent
-        if !dir.isEmpty, !FileManager.default.fileExists(atPath: dir) {
-            try? FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o755])
-        }
+        let dir = FilePaths.parent(socketPath)
+        if !dir.isEmpty { FilePaths.makeDirectories(dir) }
         let handler = Handler()
         do {
             status = try StatusServer(path: socketPath, logger: logger) { request, peer in await handler.handle(request, peer) }
@@ -172,8 +170,8 @@ public final class GatewayRuntime: Sendable {
     /// in order and closes the cache. Returns normally after a graceful stop.
     public func run(signals: Bool = true) async throws {
         let cache = self.cache, errors = self.errors, facts = self.facts, logger = self.logger
-        if let data = try? await cache.loadMeta(key: SavedServiceState.key),
-           let saved = try? StatusReport.decoder.decode(SavedServiceState.self, from: data) {
+        if let text = try? await cache.loadMetaText(key: SavedServiceState.key),
+           let saved = try? StatusReport.decoder.decode(SavedServiceState.self, from: text) {
             errors.restore(saved.errors)
         }
         if let devices = try? await cache.devices() {
@@ -304,7 +302,7 @@ public final class GatewayRuntime: Sendable {
                                       sync: syncStatus.map(StatusReport.sync),
                                       errors: ErrorLog.merged(errors.all, sync: syncStatus?.lastErrors ?? []))
         do {
-            try await cache.saveMeta(key: SavedServiceState.key, value: StatusReport.encoder.encode(state))
+            try await cache.saveMetaText(key: SavedServiceState.key, StatusReport.text(StatusReport.encoder.encode(state)))
         } catch {
             errors.add(.storage, "cannot save the gateway state in the cache", detail: "\(error)")
         }
@@ -313,15 +311,15 @@ public final class GatewayRuntime: Sendable {
     func answer(_ request: StatusRequest, from peer: StatusPeer) async -> String {
         if request.changesTheGateway, !peer.mayChange {
             logger.warning("status socket: a change refused to an unprivileged client", metadata: ["uid": "\(peer.uid)", "pid": "\(peer.pid)"])
-            return Self.object(["error": "only root or the gateway's own user may pair straps or run classes; uid \(peer.uid) may only read the status (run the command with sudo)",
-                                "code": "forbidden"])
+            return Self.object(["error": .string("only root or the gateway's own user may pair straps or run classes; uid \(peer.uid) may only read the status (run the command with sudo)"),
+                                "code": .string("forbidden")])
         }
         switch request {
         case .status:
             do {
                 return try await statusReport().json()
             } catch {
-                return Self.object(["error": "cannot read the cache: \(error)"])
+                return Self.object(["error": .string("cannot read the cache: \(error)")])
             }
         case let .pair(address, clientID):
             let address = address.uppercased()
@@ -331,30 +329,30 @@ public final class GatewayRuntime: Sendable {
                 // No member id in the log: the address is enough to find the pairing.
                 logger.notice("device paired", metadata: ["device": "\(address)", "pending_records_assigned": "\(assigned)"])
                 await sync?.wake()
-                return Self.object(["ok": true, "assigned": assigned])
+                return Self.object(["ok": .bool(true), "assigned": .int(assigned)])
             } catch {
                 errors.add(.storage, "cannot store the pairing of \(address)", detail: "\(error)")
-                return Self.object(["error": "cannot store the pairing in the cache: \(error)"])
+                return Self.object(["error": .string("cannot store the pairing in the cache: \(error)")])
             }
         case .classShow:
-            return Self.object(["class": classes.current.map(ClassReport.init).map { $0.object } ?? NSNull()])
+            return Self.object(["class": classes.current.map(ClassReport.init).map { $0.object } ?? .null])
         case let .classStart(name, type):
             guard let kind = ClassType(rawValue: type) else {
-                return Self.object(["error": "unknown class type \"\(type)\"; one of " + ClassType.allCases.map(\.rawValue).joined(separator: ", "),
-                                    "code": "bad_type"])
+                return Self.object(["error": .string("unknown class type \"\(type)\"; one of " + ClassType.allCases.map(\.rawValue).joined(separator: ", ")),
+                                    "code": .string("bad_type")])
             }
             do {
                 let session = try await classes.start(name: name, type: kind)
-                return Self.object(["ok": true, "class": ClassReport(session).object])
+                return Self.object(["ok": .bool(true), "class": ClassReport(session).object])
             } catch {
-                return Self.object(["error": error.description, "code": error.code.rawValue])
+                return Self.object(["error": .string(error.description), "code": .string(error.code.rawValue)])
             }
         case .classStop:
             do {
                 let session = try await classes.stop()
-                return Self.object(["ok": true, "class": ClassReport(session).object])
+                return Self.object(["ok": .bool(true), "class": ClassReport(session).object])
             } catch {
-                return Self.object(["error": error.description, "code": error.code.rawValue])
+                return Self.object(["error": .string(error.description), "code": .string(error.code.rawValue)])
             }
         }
     }
@@ -370,9 +368,9 @@ public final class GatewayRuntime: Sendable {
         return "backend.url is plain http:// to \(host): the bearer token travels unencrypted; use https://"
     }
 
-    static func object(_ o: [String: Any]) -> String {
-        let data = (try? JSONSerialization.data(withJSONObject: o, options: [.sortedKeys])) ?? Data("{}".utf8)
-        return String(decoding: data, as: UTF8.self)
+    /// One answer line's object, keys sorted as in every answer.
+    static func object(_ members: [String: JSONValue]) -> String {
+        StatusReport.text(.object(members.sorted { $0.key.utf8.lexicographicallyPrecedes($1.key.utf8) }.map { ($0.key, $0.value) }))
     }
 
     /// The status server is made before `self` exists; it reaches the runtime through this.
@@ -380,7 +378,7 @@ public final class GatewayRuntime: Sendable {
         let runtime = Mutex<WeakRuntime?>(nil)
 
         func handle(_ request: StatusRequest, _ peer: StatusPeer) async -> String {
-            guard let r = runtime.withLock({ $0?.runtime }) else { return GatewayRuntime.object(["error": "the gateway is stopping"]) }
+            guard let r = runtime.withLock({ $0?.runtime }) else { return GatewayRuntime.object(["error": .string("the gateway is stopping")]) }
             return await r.answer(request, from: peer)
         }
     }

@@ -21,8 +21,8 @@ extension StatusReport {
                          model: d.model, firmware: d.firmware,
                          lastSeen: d.lastSeen?.iso8601, paired: d.member != nil)
         }
-        if let data = try await cache.loadMeta(key: SavedServiceState.key),
-           let saved = try? decoder.decode(SavedServiceState.self, from: data) {
+        if let text = try await cache.loadMetaText(key: SavedServiceState.key),
+           let saved = try? decoder.decode(SavedServiceState.self, from: text) {
             report.startedAt = saved.startedAt
             report.savedAt = saved.savedAt
             report.sync = saved.sync

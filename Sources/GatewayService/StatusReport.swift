@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-import Foundation
+import JSON
 
 /// What `blegate status` shows, from the running gateway (over the status socket) or,
 /// when it is not running, from the cache database. Field by field in docs/status.md.
@@ -131,33 +131,33 @@ public struct StatusReport: Sendable, Codable, Equatable {
         public var error: String?
     }
 
-    static let encoder: JSONEncoder = {
-        let e = JSONEncoder()
-        e.keyEncodingStrategy = .convertToSnakeCase
-        e.outputFormatting = [.sortedKeys]
-        return e
-    }()
+    /// snake_case keys (`gatewayID` as `gateway_id`), sorted, nil fields left out.
+    static let encoder = JSONValueEncoder(snakeCaseKeys: true)
+    static let decoder = JSONValueDecoder(snakeCaseKeys: true)
 
-    static let decoder: JSONDecoder = {
-        let d = JSONDecoder()
-        // snake_case → camelCase, with `_id` → `ID` as Swift spells it (gateway_id → gatewayID).
-        d.keyDecodingStrategy = .custom { path in
-            let parts = path.last!.stringValue.split(separator: "_")
-            guard let first = parts.first else { return path.last! }
-            let rest = parts.dropFirst().map { $0 == "id" ? "ID" : $0.prefix(1).uppercased() + $0.dropFirst() }
-            return SnakeKey(String(first) + rest.joined())
-        }
-        return d
-    }()
-
-    /// One line of JSON (snake_case keys).
+    /// One line of JSON (snake_case keys, sorted; `/` written `\/` as in every answer the
+    /// socket ever gave).
     public func json() -> String {
         // Plain structs of strings and numbers: encoding cannot fail.
-        String(decoding: (try? Self.encoder.encode(self)) ?? Data("{}".utf8), as: UTF8.self)
+        Self.text((try? Self.encoder.encode(self)) ?? .object([]))
     }
 
     public init(json: String) throws {
-        self = try Self.decoder.decode(StatusReport.self, from: Data(json.utf8))
+        self = try Self.decoder.decode(StatusReport.self, from: json)
+    }
+
+    /// `value` as one line, with `/` escaped as `\/`: '/' occurs only inside strings, so
+    /// escaping every one is exact.
+    static func text(_ value: JSONValue) -> String {
+        let plain = value.serialized()
+        guard plain.utf8.contains(0x2F) else { return plain }
+        var out: [UInt8] = []
+        out.reserveCapacity(plain.utf8.count + 16)
+        for byte in plain.utf8 {
+            if byte == 0x2F { out.append(0x5C) }
+            out.append(byte)
+        }
+        return String(decoding: out, as: UTF8.self)
     }
 
     init(source: String, gatewayID: String, generatedAt: String, cacheFile: String, outbox: OutboxStatus) {
@@ -180,12 +180,4 @@ struct SavedServiceState: Codable {
     var errors: [ErrorEntry]
 
     static let key = "service_state"
-}
-
-private struct SnakeKey: CodingKey {
-    var stringValue: String
-    var intValue: Int? { nil }
-    init(_ s: String) { stringValue = s }
-    init?(stringValue: String) { self.stringValue = stringValue }
-    init?(intValue: Int) { nil }
 }

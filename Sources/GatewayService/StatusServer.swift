@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 import Dispatch
-import Foundation
+import JSON
 import Logging
 import ServiceLifecycle
 import Synchronization
@@ -29,14 +29,15 @@ public enum StatusRequest: Sendable, Equatable {
 
     public static func parse(_ line: [UInt8]) throws(ParseError) -> StatusRequest {
         if line.allSatisfy({ $0 == 32 || $0 == 13 || $0 == 9 }) { return .status }
-        guard let object = (try? JSONSerialization.jsonObject(with: Data(line))) as? [String: Any] else {
+        guard let text = String(validating: line, as: UTF8.self), let object = try? JSONValue.parse(text),
+              case .object = object else {
             throw ParseError(description: "a request is one line of JSON, e.g. {\"command\":\"status\"}")
         }
-        switch object["command"] as? String {
+        switch object["command"]?.stringValue {
         case "status":
             return .status
         case "pair":
-            guard let address = object["address"] as? String, let client = object["client_id"] as? String,
+            guard let address = object["address"]?.stringValue, let client = object["client_id"]?.stringValue,
                   !address.isEmpty, !client.isEmpty else {
                 throw ParseError(description: "pair needs address and client_id")
             }
@@ -44,8 +45,8 @@ public enum StatusRequest: Sendable, Equatable {
         case "class":
             return .classShow
         case "class_start":
-            guard let name = object["name"] as? String else { throw ParseError(description: "class_start needs name") }
-            return .classStart(name: name, type: object["type"] as? String ?? "other")
+            guard let name = object["name"]?.stringValue else { throw ParseError(description: "class_start needs name") }
+            return .classStart(name: name, type: object["type"]?.stringValue ?? "other")
         case "class_stop":
             return .classStop
         case let other:
@@ -70,8 +71,7 @@ public enum StatusRequest: Sendable, Equatable {
         case let .classStart(name, type): ["command": "class_start", "name": name, "type": type]
         case .classStop: ["command": "class_stop"]
         }
-        let data = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])) ?? Data()
-        return String(decoding: data, as: UTF8.self) + "\n"
+        return GatewayRuntime.object(object.mapValues { .string($0) }) + "\n"
     }
 }
 
@@ -141,13 +141,14 @@ public final class StatusServer: Service, Sendable {
     public func run() async throws {
         await withTaskCancellationOrGracefulShutdownHandler {
             await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
-                let thread = Thread { [self] in
+                let serve: @Sendable () -> Void = { [self] in
                     var loop = StatusConnections(listener: fd, wake: wake.read)
                     loop.run(self)
                     done.resume()
                 }
-                thread.name = "blegate-status"
-                thread.start()
+                // Without a thread of its own the loop still serves, holding one of the
+                // concurrency pool's threads.
+                if !DetachedThread.start(name: "blegate-status", serve) { serve() }
             }
         } onCancelOrGracefulShutdown: {
             self.stopping.store(true, ordering: .relaxed)
@@ -186,12 +187,12 @@ public final class StatusServer: Service, Sendable {
         do {
             request = try StatusRequest.parse(line)
         } catch {
-            finish(client, GatewayRuntime.object(["error": error.description]))
+            finish(client, GatewayRuntime.object(["error": .string(error.description)]))
             return
         }
         guard inFlight.add(1, ordering: .relaxed).newValue <= Self.maxInFlight else {
             inFlight.subtract(1, ordering: .relaxed)
-            finish(client, GatewayRuntime.object(["error": "the gateway is busy answering other clients; try again", "code": "busy"]))
+            finish(client, GatewayRuntime.object(["error": .string("the gateway is busy answering other clients; try again"), "code": .string("busy")]))
             return
         }
         let handler = self.handler
@@ -320,7 +321,7 @@ struct StatusConnections {
             buffer.removeSubrange(nl...)
         } else if !end {
             guard buffer.count <= StatusServer.lineLimit else {
-                clients[fd]!.state = .writing(Array(GatewayRuntime.object(["error": "a request is one line of at most 64 KiB"]).utf8) + [10], offset: 0)
+                clients[fd]!.state = .writing(Array(GatewayRuntime.object(["error": .string("a request is one line of at most 64 KiB")]).utf8) + [10], offset: 0)
                 writeClient(fd)
                 return
             }

@@ -1,5 +1,4 @@
 // SPDX-License-Identifier: MIT
-import Foundation
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -13,7 +12,7 @@ public struct SystemdNotifier: Sendable {
     /// Half of `WatchdogSec=`: how often `WATCHDOG=1` must go out; nil without a watchdog.
     public let watchdogInterval: Duration?
 
-    public init(environment: [String: String] = ProcessInfo.processInfo.environment) {
+    public init(environment: [String: String] = SystemdNotifier.environment()) {
         if let path = environment["NOTIFY_SOCKET"], !path.isEmpty, path.utf8.count < 108 {
             var bytes = Array(path.utf8)
             if bytes.first == UInt8(ascii: "@") { bytes[0] = 0 }   // abstract namespace
@@ -28,6 +27,15 @@ public struct SystemdNotifier: Sendable {
         } else {
             watchdogInterval = nil
         }
+    }
+
+    /// The variables the protocol uses, from this process's environment.
+    public static func environment() -> [String: String] {
+        var found: [String: String] = [:]
+        for name in ["NOTIFY_SOCKET", "WATCHDOG_USEC", "WATCHDOG_PID"] {
+            if let value = getenv(name) { found[name] = String(cString: value) }
+        }
+        return found
     }
 
     public var isActive: Bool { socketPath != nil }

@@ -3,7 +3,6 @@ import Cache
 import Classes
 import Config
 import Effort
-import Foundation
 import Gateway
 import Logging
 import Sync
@@ -43,7 +42,7 @@ struct WallHookup {
         let settings = WallSettings(host: listen.host, port: listen.port, gymName: c.display.gymName ?? c.gateway.id,
                                     members: c.members.mapValues(Self.member), lowBattery: c.display.lowBattery)
         let board = WallBoard(settings: settings, onLearned: { learned in
-            Task { try? await cache.saveMeta(key: Self.learnedKey, value: Data(Self.encode(learned).utf8)) }
+            Task { try? await cache.saveMetaText(key: Self.learnedKey, Self.encode(learned)) }
         })
         var wallLogger = logger
         wallLogger[metadataKey: "component"] = "wall"
@@ -52,8 +51,8 @@ struct WallHookup {
                                    onFailure: { errors.add(.config, $0) })
         let loaded = LoadOnce()
         directory = PeriodicTask("wall-directory", every: .seconds(5), immediately: true, body: {
-            if loaded.first(), let data = try? await cache.loadMeta(key: Self.learnedKey) {
-                board.setLearned(Self.decode(String(decoding: data, as: UTF8.self)))
+            if loaded.first(), let text = try? await cache.loadMetaText(key: Self.learnedKey) {
+                board.setLearned(Self.decode(text))
             }
             if let weights = try? await cache.latestWeights() { board.setWeights(weights.mapValues(\.value)) }
             guard let devices = try? await cache.devices() else { return }

@@ -3,7 +3,6 @@ import Cache
 import Classes
 import Config
 import Effort
-import Foundation
 import Sync
 import WearMetrics
 import Workouts
@@ -120,8 +119,8 @@ extension WorkoutAssembler {
         self.init(gatewayID: c.gateway.id, cache: cache, outbox: cache,
                   members: c.members.mapValues { WallHookup.member($0).profile }, defaultMaxHR: c.effort.defaultMaxHR,
                   learnedMaxHR: {
-                      guard let data = try? await cache.loadMeta(key: WallHookup.learnedKey) else { return [:] }
-                      return WallHookup.decode(String(decoding: data, as: UTF8.self))
+                      guard let text = try? await cache.loadMetaText(key: WallHookup.learnedKey) else { return [:] }
+                      return WallHookup.decode(text)
                   },
                   make: WorkoutAssembler.compute)
     }
@@ -150,8 +149,8 @@ public enum WorkoutProfiles {
     public static func zoneBounds(configuration c: GatewayConfiguration, cache: RecordCache, device: String,
                                   clientID: String?) async -> (maxHR: Int, restingHR: Int?) {
         var learned: [String: Int] = [:]
-        if let data = try? await cache.loadMeta(key: WallHookup.learnedKey) {
-            learned = WallHookup.decode(String(decoding: data, as: UTF8.self))
+        if let text = try? await cache.loadMetaText(key: WallHookup.learnedKey) {
+            learned = WallHookup.decode(text)
         }
         let profile = WorkoutAssembler.profile(device: device, clientID: clientID,
                                                members: c.members.mapValues { WallHookup.member($0).profile }, learned: learned)
