@@ -175,6 +175,8 @@ let package = Package(
                 "Gateway", "Cache", "Config", "Sync", "DBus", "HCI", "LinkPolicy", "HRV", "WearMetrics", "ProcessTuning", "Wall", "Effort", "Classes", "Outbox", "Workouts", "PrintableText", "JSON", "Timing",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
             ]
         ),
         .executableTarget(

@@ -8,6 +8,7 @@ import JSON
 import PrintableText
 import ProcessTuning
 import Logging
+import NIOPosix
 import ServiceLifecycle
 import Sync
 import Synchronization
@@ -47,6 +48,10 @@ public final class GatewayRuntime: Sendable {
     let wall: WallHookup?
     let classes: ClassKeeper
     let logger: Logger
+    /// The one event loop thread of `blegate run`'s NIO parts (the wall's server, and the
+    /// backend client's connections when it is given one): each part with a group of its
+    /// own, or NIO's singleton sized by core count, would add threads, each with a stack.
+    public let eventLoops: MultiThreadedEventLoopGroup
     private let group = Mutex<ServiceGroup?>(nil)
     private let shutdownRequested = Atomic<Bool>(false)
 
@@ -79,6 +84,8 @@ public final class GatewayRuntime: Sendable {
             throw RuntimeError(.cache, error.description)
         }
         self.cache = cache
+        let eventLoops = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+        self.eventLoops = eventLoops
 
         var client: BackendClient?
         var sync: SyncEngine?
@@ -92,6 +99,7 @@ public final class GatewayRuntime: Sendable {
             do {
                 client = try BackendClient(baseURL: url, token: token, samplesPath: c.backend.samplesPath)
             } catch {
+                eventLoops.shutdownGracefully { _ in }
                 throw RuntimeError(.configuration, "config error: " + error.message)
             }
             var syncLogger = logger
@@ -110,7 +118,7 @@ public final class GatewayRuntime: Sendable {
         self.errors = errors
         self.facts = facts
         let cacheSink = CacheRecordSink(cache: cache, facts: facts, observer: hooks.onAppend)
-        let wall = WallHookup(configuration: c, cache: cache, errors: errors, logger: logger)
+        let wall = WallHookup(configuration: c, cache: cache, errors: errors, group: eventLoops, logger: logger)
         self.wall = wall
         var classLogger = logger
         classLogger[metadataKey: "component"] = "classes"
@@ -146,6 +154,7 @@ public final class GatewayRuntime: Sendable {
         do {
             status = try StatusServer(path: socketPath, logger: logger) { request, peer in await handler.handle(request, peer) }
         } catch {
+            eventLoops.shutdownGracefully { _ in }
             throw RuntimeError(.statusSocket, error.description)
         }
 
@@ -265,6 +274,10 @@ public final class GatewayRuntime: Sendable {
         try? await client?.shutdown()
         if let failure { throw failure }
         logger.notice("stopped")
+    }
+
+    deinit {
+        eventLoops.shutdownGracefully { _ in }
     }
 
     /// Starts the graceful stop (as SIGTERM does).

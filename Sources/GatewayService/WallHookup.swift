@@ -5,6 +5,7 @@ import Config
 import Effort
 import Gateway
 import Logging
+import NIOCore
 import Sync
 import Synchronization
 import Wall
@@ -37,7 +38,7 @@ struct WallHookup {
     let directory: PeriodicTask
 
     /// nil when `[display] listen = ""`.
-    init?(configuration c: GatewayConfiguration, cache: RecordCache, errors: ErrorLog, logger: Logger) {
+    init?(configuration c: GatewayConfiguration, cache: RecordCache, errors: ErrorLog, group: any EventLoopGroup, logger: Logger) {
         guard let listen = c.display.listen else { return nil }
         let settings = WallSettings(host: listen.host, port: listen.port, gymName: c.display.gymName ?? c.gateway.id,
                                     members: c.members.mapValues(Self.member), lowBattery: c.display.lowBattery)
@@ -47,7 +48,7 @@ struct WallHookup {
         var wallLogger = logger
         wallLogger[metadataKey: "component"] = "wall"
         self.board = board
-        self.service = WallService(board: board, settings: settings, logger: wallLogger,
+        self.service = WallService(board: board, settings: settings, logger: wallLogger, group: group,
                                    onFailure: { errors.add(.config, $0) })
         let loaded = LoadOnce()
         directory = PeriodicTask("wall-directory", every: .seconds(5), immediately: true, body: {

@@ -21,10 +21,15 @@ public final class WallService: Service {
     let logger: Logger
     let onListening: @Sendable (Int) -> Void
     let onFailure: @Sendable (String) -> Void
+    let group: any EventLoopGroup
 
+    /// `group` runs the listener and every screen's connection; `blegate run` passes the
+    /// one-thread group it shares with its other NIO clients, so the wall adds no thread.
     public init(board: WallBoard, settings: WallSettings, logger: Logger,
+                group: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton,
                 onListening: @escaping @Sendable (Int) -> Void = { _ in },
                 onFailure: @escaping @Sendable (String) -> Void = { _ in }) {
+        self.group = group
         self.board = board
         self.settings = settings
         self.logger = logger
@@ -35,7 +40,7 @@ public final class WallService: Service {
     public func run() async throws {
         let broadcaster = self.broadcaster, board = self.board, settings = self.settings
         let page = ByteBuffer(string: WallPage.html)
-        let bootstrap = ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+        let bootstrap = ServerBootstrap(group: group)
             .serverChannelOption(.backlog, value: 64)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
             .childChannelOption(.socketOption(.tcp_nodelay), value: 1)
