@@ -2,8 +2,8 @@
 import ArgumentParser
 import Classes
 import Config
-import Foundation
 import GatewayService
+import JSON
 import LinkCommands
 
 /// `blegate class`, `blegate class start`, `blegate class stop`: staff run a class by hand
@@ -31,7 +31,7 @@ struct ClassCommand: AsyncParsableCommand {
             let config = try gateway.load()
             let (answer, line) = try ClassCommand.exchange(config, .classShow)
             if json { print(line); return }
-            guard let c = answer["class"] as? [String: Any] else {
+            guard let c = answer["class"], case .object = c else {
                 print("no class is running")
                 return
             }
@@ -54,7 +54,7 @@ struct ClassCommand: AsyncParsableCommand {
         func run() async throws {
             let config = try gateway.load()
             let answer = try ClassCommand.ask(config, .classStart(name: name, type: type))
-            guard let c = answer["class"] as? [String: Any] else { return }
+            guard let c = answer["class"], case .object = c else { return }
             print("started " + ClassCommand.describe(c, running: true))
         }
     }
@@ -66,18 +66,18 @@ struct ClassCommand: AsyncParsableCommand {
         func run() async throws {
             let config = try gateway.load()
             let answer = try ClassCommand.ask(config, .classStop)
-            guard let c = answer["class"] as? [String: Any] else { return }
+            guard let c = answer["class"], case .object = c else { return }
             print("stopped " + ClassCommand.describe(c, running: false))
         }
     }
 
     /// The gateway's answer; refusals and a gateway that is not running exit non-zero.
-    static func ask(_ config: GatewayConfiguration, _ request: StatusRequest) throws -> [String: Any] {
+    static func ask(_ config: GatewayConfiguration, _ request: StatusRequest) throws -> JSONValue {
         try exchange(config, request).answer
     }
 
     /// The answer parsed, and as the gateway sent it.
-    static func exchange(_ config: GatewayConfiguration, _ request: StatusRequest) throws -> (answer: [String: Any], line: String) {
+    static func exchange(_ config: GatewayConfiguration, _ request: StatusRequest) throws -> (answer: JSONValue, line: String) {
         let line: String
         do {
             line = try StatusClient.ask(config.status.socket, request, timeout: .seconds(30))
@@ -87,24 +87,24 @@ struct ClassCommand: AsyncParsableCommand {
                 : "blegate class: \(error)")
             throw ExitCode(1)
         }
-        guard let answer = JSONValueLite.object(line) else {
+        guard let answer = try? JSONValue.parse(line), case .object = answer else {
             printError("blegate class: the gateway answered something else than JSON: \(line)")
             throw ExitCode(1)
         }
-        if let error = answer["error"] as? String {
+        if let error = answer["error"]?.stringValue {
             printError("blegate class: \(error)")
             throw ExitCode(answer["code"] == nil ? 1 : 2)
         }
         return (answer, line)
     }
 
-    static func describe(_ c: [String: Any], running: Bool) -> String {
-        let name = c["name"] as? String ?? "unnamed class"
-        let type = c["type"] as? String ?? "other"
-        let start = c["start_time"] as? String ?? "?"
-        var text = "\"\(name)\" (\(type), \(c["origin"] as? String ?? "manual")) since \(start)"
-        if let end = c["end_time"] as? String { text += " until \(end)" }
-        else if running, let planned = c["planned_end_time"] as? String { text += ", ends at \(planned)" }
+    static func describe(_ c: JSONValue, running: Bool) -> String {
+        let name = c["name"]?.stringValue ?? "unnamed class"
+        let type = c["type"]?.stringValue ?? "other"
+        let start = c["start_time"]?.stringValue ?? "?"
+        var text = "\"\(name)\" (\(type), \(c["origin"]?.stringValue ?? "manual")) since \(start)"
+        if let end = c["end_time"]?.stringValue { text += " until \(end)" }
+        else if running, let planned = c["planned_end_time"]?.stringValue { text += ", ends at \(planned)" }
         return text
     }
 }

@@ -3,7 +3,7 @@ import ArgumentParser
 import Cache
 import Config
 import GatewayService
-import Foundation
+import JSON
 import LinkCommands
 import Sync
 
@@ -35,7 +35,7 @@ struct PairCommand: AsyncParsableCommand {
         guard DevicePattern.isAddress(device) || Self.isShortID(device) else {
             throw ValidationError("--device must be a Bluetooth address like A0:9E:1A:12:34:56 or the wall's four-digit short id like 56AB, got \"\(device)\" (blegate devices lists them)")
         }
-        guard !code.trimmingCharacters(in: .whitespaces).isEmpty else { throw ValidationError("--code must not be empty") }
+        guard !code.allSatisfy({ $0.isWhitespace && !$0.isNewline }) else { throw ValidationError("--code must not be empty") }
     }
 
     func run() async throws {
@@ -157,8 +157,8 @@ struct PairReply {
     var error: String?
 
     init?(_ line: String) {
-        guard let o = JSONValueLite.object(line) else { return nil }
-        assigned = o["assigned"] as? Int
-        error = o["error"] as? String
+        guard let o = try? JSONValue.parse(line), case .object = o else { return nil }
+        if case let .int(n)? = o["assigned"] { assigned = n }
+        error = o["error"]?.stringValue
     }
 }
