@@ -48,9 +48,9 @@ public final class GatewayRuntime: Sendable {
     let wall: WallHookup?
     let classes: ClassKeeper
     let logger: Logger
-    /// The one event loop thread of `blegate run`'s NIO parts (the wall's server, and the
-    /// backend client's connections when it is given one): each part with a group of its
-    /// own, or NIO's singleton sized by core count, would add threads, each with a stack.
+    /// The one event loop thread of `blegate run`'s NIO parts (the wall's server and the
+    /// backend client's connection): each part with a group of its own, or NIO's singleton
+    /// sized by core count, would add threads, each with a stack.
     public let eventLoops: MultiThreadedEventLoopGroup
     private let group = Mutex<ServiceGroup?>(nil)
     private let shutdownRequested = Atomic<Bool>(false)
@@ -97,7 +97,7 @@ public final class GatewayRuntime: Sendable {
             }
             let token = c.backend.tokenFile.map { TokenStore(file: $0) } ?? TokenStore(token: nil)
             do {
-                client = try BackendClient(baseURL: url, token: token, samplesPath: c.backend.samplesPath)
+                client = try BackendClient(baseURL: url, token: token, samplesPath: c.backend.samplesPath, eventLoopGroup: eventLoops)
             } catch {
                 eventLoops.shutdownGracefully { _ in }
                 throw RuntimeError(.configuration, "config error: " + error.message)

@@ -33,10 +33,12 @@ public final class BackendClient: Sendable {
     ///   - requestTimeout: the whole exchange, connect to last response byte.
     ///   - connectTimeout: how long to wait for TCP (and TLS) to come up.
     ///   - httpClient: share one (its connect timeout then applies); by default the client
-    ///     makes its own on the process's shared event loop (call `shutdown()`).
+    ///     makes its own (call `shutdown()`).
+    ///   - eventLoopGroup: where the client it makes runs: the gateway passes its one event
+    ///     loop thread, which the wall shares; by default the process's shared one.
     public init(baseURL: String, token: TokenStore, samplesPath: String = "/api/v1/samples",
                 requestTimeout: Duration = .seconds(30), connectTimeout: Duration = .seconds(10),
-                httpClient: BackendHTTPClient? = nil) throws(BackendError) {
+                httpClient: BackendHTTPClient? = nil, eventLoopGroup: (any EventLoopGroup)? = nil) throws(BackendError) {
         let lower = baseURL.lowercased()
         guard lower.hasPrefix("http://") || lower.hasPrefix("https://"),
               baseURL.split(separator: "/", omittingEmptySubsequences: true).count >= 2 else {
@@ -58,7 +60,8 @@ public final class BackendClient: Sendable {
             // Redirects come back as answers (a redirected POST is a misconfigured URL, said
             // so in `failure`), and a refused connection fails at once: the engine does its
             // own backoff, and its status should say "unreachable", not "timed out".
-            self.http = BackendHTTPClient(connectTimeout: connectTimeout, idleTimeout: .seconds(60), answerLimit: Self.answerLimit)
+            self.http = BackendHTTPClient(eventLoopGroup: eventLoopGroup, connectTimeout: connectTimeout,
+                                          idleTimeout: .seconds(60), answerLimit: Self.answerLimit)
             self.ownsHTTPClient = true
         }
     }
