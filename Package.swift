@@ -49,10 +49,13 @@ let package = Package(
         // Clocks, Duration in seconds and milliseconds, exponential backoff and the seeded
         // generator: the one copy of each, below every other Swift target.
         .target(name: "Timing"),
-        .target(name: "DBus", dependencies: ["CDBus", "CLinux", "Timing", "PrintableText"]),
+        // The gateway's own named threads (dispatcher, notify reader, cache writer, status
+        // socket): one way to start one, without Foundation's `Thread`.
+        .target(name: "Threads"),
+        .target(name: "DBus", dependencies: ["CDBus", "CLinux", "Threads", "Timing", "PrintableText"]),
         .target(name: "HCI", dependencies: ["CBluetooth"]),
         // The AcquireNotify sockets of every strap, read on one epoll thread.
-        .target(name: "NotifySocket", dependencies: ["CLinux", "DBus", "Timing"]),
+        .target(name: "NotifySocket", dependencies: ["CLinux", "DBus", "Threads", "Timing"]),
         // A connection, prepared statements and transactions over CSQLite, run on serial
         // queues off the cooperative pool: the cache's whole database layer, no Foundation.
         .target(name: "SQLite", dependencies: ["CSQLite"]),
@@ -110,7 +113,7 @@ let package = Package(
         .target(
             name: "Cache",
             dependencies: [
-                "WearMetrics", "Outbox", "JSON", "Timing", "SQLite",
+                "WearMetrics", "Outbox", "JSON", "Threads", "Timing", "SQLite",
                 .product(name: "Crypto", package: "swift-crypto"),
             ],
             // A file uses only what it imports, so Foundation stays in the two files that name it.
@@ -172,7 +175,7 @@ let package = Package(
         .target(
             name: "GatewayService",
             dependencies: [
-                "Gateway", "Cache", "Config", "Sync", "DBus", "HCI", "LinkPolicy", "HRV", "WearMetrics", "ProcessTuning", "Wall", "Effort", "Classes", "Outbox", "Workouts", "PrintableText", "JSON", "Timing",
+                "Gateway", "Cache", "Config", "Sync", "DBus", "HCI", "LinkPolicy", "HRV", "WearMetrics", "ProcessTuning", "Wall", "Effort", "Classes", "Outbox", "Workouts", "PrintableText", "JSON", "Threads", "Timing",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "NIOCore", package: "swift-nio"),

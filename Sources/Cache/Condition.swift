@@ -38,19 +38,3 @@ final class Condition: @unchecked Sendable {
         pthread_cond_timedwait(cond, mutex, &ts)
     }
 }
-
-/// Starts `body` on a thread of its own (detached); `name` is for the error message.
-func startThread(name: String, _ body: @escaping @Sendable () -> Void) {
-    final class Box: @unchecked Sendable {
-        let body: @Sendable () -> Void
-        init(_ body: @escaping @Sendable () -> Void) { self.body = body }
-    }
-    let box = Unmanaged.passRetained(Box(body)).toOpaque()
-    var thread = pthread_t()
-    let rc = pthread_create(&thread, nil, { raw in
-        Unmanaged<Box>.fromOpaque(raw!).takeRetainedValue().body()
-        return nil
-    }, box)
-    precondition(rc == 0, "cannot start the \(name) thread: \(String(cString: strerror(rc)))")
-    pthread_detach(thread)
-}

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 import Glibc
 import SQLite
+import Threads
 import Timing
 import WearMetrics
 
@@ -68,7 +69,8 @@ final class GroupCommitter: @unchecked Sendable {
         self.nextSequence = nextSequence
         self.committedThrough = nextSequence - 1
         self.members = members
-        startThread(name: "blegate-cache-writer") { [self] in run() }
+        let rc = DetachedThread.start(name: "blegate-cache", stackSize: 512 * 1024) { [self] in run() }
+        precondition(rc == 0, "cannot start the cache's writer thread: \(String(cString: strerror(rc)))")
     }
 
     // MARK: Caller side

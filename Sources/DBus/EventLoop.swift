@@ -4,6 +4,7 @@ import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
+import Threads
 import Timing
 
 /// The dispatcher thread of one connection.
@@ -89,26 +90,14 @@ final class EventLoop: @unchecked Sendable {
     /// Opens the connection on a new thread and runs the loop there.
     /// `ready` is called on that thread with the unique name or an error.
     func start(address: String, register: Bool, ready: @escaping @Sendable (Result<String?, DBusError>) -> Void) {
-        let box = Unmanaged.passRetained(StartBox(loop: self, address: address, register: register, ready: ready))
-        var attr = pthread_attr_t()
-        pthread_attr_init(&attr)
-        pthread_attr_setstacksize(&attr, 512 * 1024)
-        var tid = pthread_t()
-        let rc = pthread_create(&tid, &attr, { arg in
-            let box = Unmanaged<StartBox>.fromOpaque(arg!).takeRetainedValue()
-            box.loop.threadMain(box)
-            return nil
-        }, box.toOpaque())
-        pthread_attr_destroy(&attr)
+        let box = StartBox(loop: self, address: address, register: register, ready: ready)
+        let rc = DetachedThread.start(name: "blegate-dbus", stackSize: 512 * 1024) { box.loop.threadMain(box) }
         if rc != 0 {
-            box.release()
             ready(.failure(DBusError(.failed, "could not start the D-Bus dispatcher thread (error \(rc))")))
-        } else {
-            pthread_detach(tid)
         }
     }
 
-    final class StartBox {
+    final class StartBox: Sendable {
         let loop: EventLoop
         let address: String
         let register: Bool

@@ -4,6 +4,7 @@ import JSON
 import Logging
 import ServiceLifecycle
 import Synchronization
+import Threads
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -148,7 +149,7 @@ public final class StatusServer: Service, Sendable {
                 }
                 // Without a thread of its own the loop still serves, holding one of the
                 // concurrency pool's threads.
-                if !DetachedThread.start(name: "blegate-status", serve) { serve() }
+                if DetachedThread.start(name: "blegate-status", serve) != 0 { serve() }
             }
         } onCancelOrGracefulShutdown: {
             self.stopping.store(true, ordering: .relaxed)

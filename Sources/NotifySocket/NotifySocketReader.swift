@@ -1,6 +1,7 @@
 import CLinux
 import DBus
 import Synchronization
+import Threads
 import Timing
 #if canImport(Glibc)
 import Glibc
@@ -83,24 +84,12 @@ public final class NotifySocketReader: Sendable {
         epollFD = ep
         wakeFD = wake
         _ = clinux_epoll_add(ep, wake, 0)
-        let box = Unmanaged.passRetained(self)
-        var attr = pthread_attr_t()
-        pthread_attr_init(&attr)
-        pthread_attr_setstacksize(&attr, 256 * 1024)
-        var tid = pthread_t()
-        let rc = pthread_create(&tid, &attr, { arg in
-            let reader = Unmanaged<NotifySocketReader>.fromOpaque(arg!).takeRetainedValue()
-            reader.threadMain()
-            return nil
-        }, box.toOpaque())
-        pthread_attr_destroy(&attr)
+        let rc = DetachedThread.start(name: "blegate-notify") { [self] in threadMain() }
         guard rc == 0 else {
-            box.release()
             Glibc.close(ep)
             Glibc.close(wake)
             throw DBusError(.failed, "could not start the notify reader thread (error \(rc))")
         }
-        pthread_detach(tid)
     }
 
     /// Datagrams delivered so far (all sockets).

@@ -3,12 +3,17 @@
 import Glibc
 #endif
 
-/// A named detached pthread with a small stack, for a loop that blocks in poll(2)
-/// (Foundation's `Thread` would bring Foundation into the running gateway for this alone).
-enum DetachedThread {
-    /// Starts `body` on a new thread named `name` (at most 15 bytes); false if none could
-    /// be made.
-    static func start(name: String, stackSize: Int = 256 * 1024, _ body: @escaping @Sendable () -> Void) -> Bool {
+/// The gateway's own threads (the D-Bus dispatcher, the AcquireNotify reader, the cache's
+/// writer, the status socket): loops that block in poll(2), epoll or a condition, so they
+/// are threads, not tasks on Swift's cooperative pool, each named for `ps` and /proc and
+/// with a stack sized for what it runs (a default pthread stack is 8 MiB of address
+/// space). Foundation's `Thread` would bring Foundation into the running gateway for this
+/// alone.
+public enum DetachedThread {
+    /// Starts `body` on a new detached thread named `name` (the kernel keeps 15 bytes).
+    /// Returns 0, or pthread_create(3)'s error number when no thread could be made.
+    @discardableResult
+    public static func start(name: String, stackSize: Int = 256 * 1024, _ body: @escaping @Sendable () -> Void) -> Int32 {
         let box = Unmanaged.passRetained(Body(name: name, run: body))
         var attr = pthread_attr_t()
         pthread_attr_init(&attr)
@@ -23,15 +28,15 @@ enum DetachedThread {
         pthread_attr_destroy(&attr)
         guard rc == 0 else {
             box.release()
-            return false
+            return rc
         }
         pthread_detach(tid)
-        return true
+        return 0
     }
 
     /// Names the calling thread (its `comm`, shown by ps and /proc), as
     /// pthread_setname_np(3) does, which Swift's Glibc module leaves out.
-    static func name(_ name: String) {
+    public static func name(_ name: String) {
         let fd = open("/proc/thread-self/comm", O_WRONLY | O_CLOEXEC)
         guard fd >= 0 else { return }
         let bytes = Array(name.utf8.prefix(15))
@@ -39,7 +44,7 @@ enum DetachedThread {
         close(fd)
     }
 
-    private final class Body {
+    private final class Body: Sendable {
         let name: String
         let run: @Sendable () -> Void
         init(name: String, run: @escaping @Sendable () -> Void) {
