@@ -2,6 +2,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import BlegateTestSupport
 import Cache
 import Outbox
 import Sync
@@ -190,7 +191,10 @@ struct DocumentDeliveryTests {
         let h = try await DocumentHarness.start(directory: directory, cache: cache)
         #expect(try await h.waitForDocuments())
         #expect(await h.backend.waitForRecords(120, timeout: .seconds(30)))
-        let requests = h.backend.store.requests.filter { $0.path.hasPrefix("/api/") }
+        // The backend logs a request once it has answered, after storing its records.
+        func apiRequests() -> [RequestLogEntry] { h.backend.store.requests.filter { $0.path.hasPrefix("/api/") } }
+        #expect(await eventually(timeout: 30) { apiRequests().count >= 5 })
+        let requests = apiRequests()
         #expect(requests.count == 5)   // 3 record batches of 50, 1 of workouts, 1 of profile metrics
         // Interleaved: the documents go right after the first record batch, not after the backlog.
         #expect(requests.map(\.path) == ["/api/v1/metrics", "/api/v1/workouts", "/api/v1/profile-metrics", "/api/v1/metrics", "/api/v1/metrics"])
