@@ -22,6 +22,8 @@ final class GroupCommitter: @unchecked Sendable {
     private let condition = Condition()
     // Guarded by `condition`.
     private var buffer: [Pending] = []
+    /// Records of the commit under way (taken out of `buffer`, not yet on disk).
+    private var inFlight = 0
     private var firstBufferedAt: UInt64 = 0
     private var nextSequence: Int64
     private var committedThrough: Int64
@@ -126,7 +128,7 @@ final class GroupCommitter: @unchecked Sendable {
         condition.lock()
         defer { condition.unlock() }
         var h = health
-        h.buffered = buffer.count
+        h.buffered = buffer.count + inFlight
         return h
     }
 
@@ -143,10 +145,13 @@ final class GroupCommitter: @unchecked Sendable {
         condition.unlock()
     }
 
+    /// Records held in memory and not yet committed: those waiting for the next commit
+    /// and those of the commit under way (which a crash now would lose), so that zero
+    /// means every record appended so far is on disk.
     var bufferedCount: Int {
         condition.lock()
         defer { condition.unlock() }
-        return buffer.count
+        return buffer.count + inFlight
     }
 
     var lastAssignedSequence: Int64 {
@@ -243,6 +248,7 @@ final class GroupCommitter: @unchecked Sendable {
             }
             let batch = buffer
             buffer = []
+            inFlight = batch.count
             flushRequested = false
             let final = stopping
             condition.unlock()
@@ -254,6 +260,7 @@ final class GroupCommitter: @unchecked Sendable {
                 failures = 0
                 condition.lock()
                 committedThrough = batch[batch.count - 1].sequence
+                inFlight = 0
                 lastError = nil
                 health.failingSince = nil
                 health.diskFull = false
@@ -279,6 +286,7 @@ final class GroupCommitter: @unchecked Sendable {
                 let full = GroupCommitter.isDiskFull(error)
                 condition.lock()
                 buffer = batch + buffer
+                inFlight = 0
                 boundBuffer()
                 if buffer.count == batch.count { firstBufferedAt = MonotonicClock.nanoseconds() }
                 lastError = failure

@@ -147,6 +147,31 @@ struct GroupCommitTests {
         try await cache.close()
     }
 
+    @Test("records of a commit under way still count as buffered until they are on disk")
+    func commitUnderWayCountsAsBuffered() async throws {
+        let dir = TempDir()
+        let cache = try RecordCache(path: dir.database, options: CacheOptions(groupCommitInterval: .milliseconds(10), busyTimeout: .seconds(30)))
+        cache.append(hrRecord("AA:00:00:00:00:01", 0))
+        try await cache.flush()
+        // Another connection holds the write lock: the writer takes the next batch out of
+        // its buffer and waits in its commit.
+        let other = try Connection(path: dir.database)
+        try other.execute("BEGIN IMMEDIATE")
+        let records = (1...20).map { hrRecord("AA:00:00:00:00:01", $0) }
+        cache.append(records)
+        // Thirty commit intervals: the batch is in the writer's hands by now. Zero here
+        // would tell a caller (status, a test before SIGKILL) that nothing waits in memory
+        // while the records are not yet on disk.
+        try await Task.sleep(for: .milliseconds(300))
+        #expect(cache.bufferedCount == 20)
+        #expect(cache.writeHealth.buffered == 20)
+        try other.execute("COMMIT")
+        try await withTimeout { try await cache.flush() }
+        #expect(cache.bufferedCount == 0)
+        #expect(try await cache.storedRecords(limit: 100).map(\.record) == [hrRecord("AA:00:00:00:00:01", 0)] + records)
+        try await cache.close()
+    }
+
     @Test("opening a missing cache without create names the path")
     func noCache() throws {
         let dir = TempDir()
