@@ -52,6 +52,9 @@ let package = Package(
         // The gateway's own named threads (dispatcher, notify reader, cache writer, status
         // socket): one way to start one, without Foundation's `Thread`.
         .target(name: "Threads"),
+        // Path joining, parents, mkdir -p and sizes on POSIX calls, for the cache and the
+        // gateway's state and socket directories (no Foundation).
+        .target(name: "FilePaths"),
         .target(name: "DBus", dependencies: ["CDBus", "CLinux", "Threads", "Timing", "PrintableText"]),
         .target(name: "HCI", dependencies: ["CBluetooth"]),
         // The AcquireNotify sockets of every strap, read on one epoll thread.
@@ -113,7 +116,7 @@ let package = Package(
         .target(
             name: "Cache",
             dependencies: [
-                "WearMetrics", "Outbox", "JSON", "Threads", "Timing", "SQLite",
+                "WearMetrics", "Outbox", "JSON", "FilePaths", "Threads", "Timing", "SQLite",
                 .product(name: "Crypto", package: "swift-crypto"),
             ],
             // A file uses only what it imports, so Foundation stays in the two files that name it.
@@ -175,7 +178,7 @@ let package = Package(
         .target(
             name: "GatewayService",
             dependencies: [
-                "Gateway", "Cache", "Config", "Sync", "DBus", "HCI", "LinkPolicy", "HRV", "WearMetrics", "ProcessTuning", "Wall", "Effort", "Classes", "Outbox", "Workouts", "PrintableText", "JSON", "Threads", "Timing",
+                "Gateway", "Cache", "Config", "Sync", "DBus", "HCI", "LinkPolicy", "HRV", "WearMetrics", "ProcessTuning", "Wall", "Effort", "Classes", "Outbox", "Workouts", "PrintableText", "JSON", "FilePaths", "Threads", "Timing",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -258,6 +261,7 @@ let package = Package(
 
         .testTarget(name: "DBusTests", dependencies: ["DBus"]),
         .testTarget(name: "SQLiteTests", dependencies: ["SQLite"]),
+        .testTarget(name: "FilePathsTests", dependencies: ["FilePaths"]),
         .testTarget(name: "NotifySocketTests", dependencies: ["NotifySocket", "DBus"]),
         .testTarget(name: "HCITests", dependencies: ["HCI"]),
         .testTarget(name: "GATTTests", dependencies: ["GATT", "JSON", "Timing"]),

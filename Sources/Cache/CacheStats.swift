@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: MIT
+import FilePaths
 import SQLite
 import WearMetrics
 
@@ -101,7 +102,7 @@ extension RecordCache {
         stats.encrypted = cipher != nil
         stats.unpairedPolicy = options.unpaired
         for suffix in ["", "-wal", "-shm"] {
-            stats.fileBytes += FilePath.size(path + suffix) ?? 0
+            stats.fileBytes += FilePaths.size(path + suffix) ?? 0
         }
         return stats
     }

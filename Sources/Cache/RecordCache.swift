@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 import Glibc
+import FilePaths
 import SQLite
 import Synchronization
 import WearMetrics
@@ -32,12 +33,12 @@ public final class RecordCache: Sendable {
         self.path = path
         self.options = options
         let exists = access(path, F_OK) == 0
-        let parent = FilePath.parent(of: path)
+        let parent = FilePaths.parent(path)
         if !exists {
             guard options.create else {
                 throw CacheError(.noCache, "no cache database at \(path) (the gateway creates it on its first run; check gateway.state_directory and cache.file, or pass --state-dir)")
             }
-            if !parent.isEmpty, let failure = FilePath.makeDirectories(parent, mode: 0o750) {
+            if !parent.isEmpty, let failure = FilePaths.makeDirectories(parent, mode: 0o750) {
                 throw CacheError(.cannotOpen, "cannot create the directory \(parent): \(failure)")
             }
         }

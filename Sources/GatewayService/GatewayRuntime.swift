@@ -3,6 +3,7 @@ import Cache
 import Classes
 import Config
 import DBus
+import FilePaths
 import Gateway
 import JSON
 import PrintableText
@@ -149,7 +150,7 @@ public final class GatewayRuntime: Sendable {
 
         let socketPath = c.status.socket
         let dir = FilePaths.parent(socketPath)
-        if !dir.isEmpty { FilePaths.makeDirectories(dir) }
+        if !dir.isEmpty { FilePaths.makeDirectories(dir, mode: 0o755, exactMode: true) }
         let handler = Handler()
         do {
             status = try StatusServer(path: socketPath, logger: logger) { request, peer in await handler.handle(request, peer) }
