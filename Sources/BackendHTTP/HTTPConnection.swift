@@ -20,19 +20,26 @@ final class HTTPConnection: Sendable {
                      answerLimit: Int, tls: TLSConnectionSetup?) -> EventLoopFuture<HTTPConnection> {
         let describeTLS: (@Sendable (any Error) -> String?)? = tls == nil ? nil : TLSConnectionSetup.describe
         let connectDeadline = NIODeadline.now() + connectTimeout
-        return ClientBootstrap(group: group)
+        // The handshake's outcome is promised before the connection exists: a handshake
+        // can fail, and the channel close, before the connect's continuation runs, and the
+        // error must still be the TLS one, not "closed channel".
+        let loop = group.next()
+        let handshake = tls == nil ? nil : loop.makePromise(of: Void.self)
+        let connecting = ClientBootstrap(group: loop)
             .connectTimeout(connectTimeout)
             .channelOption(.socketOption(.tcp_nodelay), value: 1)
             .channelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
-                    if let tls { try tls.addHandler(to: channel, target: target) }
+                    if let tls, let handshake { try tls.addHandler(to: channel, target: target, done: handshake) }
                     try channel.pipeline.syncOperations.addHTTPClientHandlers()
                     try channel.pipeline.syncOperations.addHandler(AnswerCollector(limit: answerLimit, describeTLS: describeTLS))
                 }
             }
             .connect(host: target.host, port: target.port)
+        connecting.whenFailure { handshake?.fail($0) }
+        return connecting
             .flatMap { channel in
-                let ready = tls?.handshake(channel, by: connectDeadline, timeout: connectTimeout)
+                let ready = tls.flatMap { tls in handshake.map { tls.handshake(channel, done: $0, by: connectDeadline, timeout: connectTimeout) } }
                     ?? channel.eventLoop.makeSucceededVoidFuture()
                 return ready.flatMapThrowing {
                     let collector = try channel.pipeline.syncOperations.handler(type: AnswerCollector.self)

@@ -23,29 +23,24 @@ final class TLSConnectionSetup: Sendable {
         }
     }
 
-    /// Puts TLS first in a new connection's pipeline. An address sends no server name and
-    /// is checked against the certificate's IP addresses.
-    func addHandler(to channel: any Channel, target: HTTPTarget) throws {
+    /// Puts TLS first in a new connection's pipeline, its handshake's outcome going to
+    /// `done`. An address sends no server name and is checked against the certificate's IP
+    /// addresses.
+    func addHandler(to channel: any Channel, target: HTTPTarget, done: EventLoopPromise<Void>) throws {
         let handler = try NIOSSLClientHandler(context: context, serverHostname: target.hostIsAddress ? nil : target.host)
-        try channel.pipeline.syncOperations.addHandlers(handler, HandshakeWatch(done: channel.eventLoop.makePromise()))
+        try channel.pipeline.syncOperations.addHandlers(handler, HandshakeWatch(done: done))
     }
 
-    /// Succeeds once the handshake of `channel` (set up by `addHandler`) completed; fails with
-    /// its error, or with `ChannelError.connectTimeout` at `deadline` (closing the channel):
-    /// the connect timeout covers TLS coming up, not only TCP.
-    func handshake(_ channel: any Channel, by deadline: NIODeadline, timeout: TimeAmount) -> EventLoopFuture<Void> {
-        channel.eventLoop.flatSubmit {
-            guard let watch = try? channel.pipeline.syncOperations.handler(type: HandshakeWatch.self) else {
-                return channel.eventLoop.makeFailedFuture(ChannelError.ioOnClosedChannel)
-            }
-            let done = watch.done
-            let timer = channel.eventLoop.scheduleTask(deadline: deadline) {
-                done.fail(ChannelError.connectTimeout(timeout))
-                channel.close(promise: nil)
-            }
-            done.futureResult.whenComplete { _ in timer.cancel() }
-            return done.futureResult
+    /// `done` (given to `addHandler`): succeeds once the handshake of `channel` completed;
+    /// fails with its error, or with `ChannelError.connectTimeout` at `deadline` (closing
+    /// the channel): the connect timeout covers TLS coming up, not only TCP.
+    func handshake(_ channel: any Channel, done: EventLoopPromise<Void>, by deadline: NIODeadline, timeout: TimeAmount) -> EventLoopFuture<Void> {
+        let timer = channel.eventLoop.scheduleTask(deadline: deadline) {
+            done.fail(ChannelError.connectTimeout(timeout))
+            channel.close(promise: nil)
         }
+        done.futureResult.whenComplete { _ in timer.cancel() }
+        return done.futureResult
     }
 
     /// Completes `done` with the handshake's outcome (a promise completed twice keeps its first result).
