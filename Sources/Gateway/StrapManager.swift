@@ -139,7 +139,12 @@ public final class StrapManager: Sendable {
         if Self.concernsHousekeeping(event) { doorbell.ring() }
         switch event {
         case .adapterAdded(let a):
-            if adapterAllowed(a) { adopt(a) }
+            guard adapterAllowed(a) else { break }
+            adopt(a)
+            // Back on the bus after bluetoothd restarted, its controller may have asked
+            // for discovery before the new daemon exported it (and failed): re-apply the
+            // wanted state now that it is there, as a power-on does.
+            if a.powered { await context.adapters.controller(a.path)?.refresh() }
         case .adapterRemoved(let a):
             post(.adapterGone) { $0.hasPrefix(a.path.rawValue + "/") }
             context.adapters.remove(a.path)

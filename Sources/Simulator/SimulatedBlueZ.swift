@@ -133,21 +133,24 @@ public actor SimulatedBlueZ {
     /// Simulates a bluetoothd restart: the name goes away with every object and
     /// session, and after `delay` seconds a fresh daemon takes it and re-adds the
     /// adapters (previously discovered devices are gone).
-    public func restartDaemon(after delay: Double? = nil) async {
+    /// `adaptersAfter`: seconds between the new daemon taking its name and exporting
+    /// its adapters, as bluetoothd owns `org.bluez` before mgmt reports the controllers:
+    /// a client that reads the tree in between finds no adapter yet.
+    public func restartDaemon(after delay: Double? = nil, adaptersAfter: Double = 0) async {
         guard !stopped, daemon != nil else { return }
         await tearDownDaemon()
         let wait = delay ?? configuration.restartDelay
         restartTask = Task { [weak self] in
             try? await Task.sleep(for: .seconds(max(0, wait)))
             guard !Task.isCancelled else { return }
-            await self?.finishRestart()
+            await self?.finishRestart(adaptersAfter: adaptersAfter)
         }
     }
 
-    func finishRestart() async {
+    func finishRestart(adaptersAfter: Double = 0) async {
         guard !stopped, daemon == nil else { return }
         do {
-            try await bringUpDaemon()
+            try await bringUpDaemon(adaptersAfter: adaptersAfter)
             restarts += 1
             noteRestart()
         } catch {
@@ -155,7 +158,7 @@ public actor SimulatedBlueZ {
         }
     }
 
-    func bringUpDaemon() async throws(DBusError) {
+    func bringUpDaemon(adaptersAfter: Double = 0) async throws(DBusError) {
         generation += 1
         let connection = try await DBusConnection.connect(bus)
         let server = DBusObjectServer(connection: connection, objectManagerPath: .root)
@@ -169,6 +172,10 @@ public actor SimulatedBlueZ {
             throw DBusError(name: "org.freedesktop.DBus.Error.AddressInUse", message: "org.bluez is already owned on this bus")
         }
         try server.add("/org/bluez", Self.managerInterfaces())
+        if adaptersAfter > 0 {
+            try? await Task.sleep(for: .seconds(adaptersAfter))
+            guard daemon === d else { return }
+        }
         for index in adapterPresent.indices where adapterPresent[index] {
             try addAdapter(index, to: d)
         }

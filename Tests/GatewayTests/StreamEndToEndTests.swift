@@ -167,7 +167,10 @@ struct StreamEndToEndTests {
                 #expect(await stream.waitForStderr("stream: connected ", count: connects, timeout: 60), "round \(round):\n\(stream.stderr)")
             }
             try await Self.traffic(sim)
-            await sim.restartDaemon(after: 1)
+            // The new daemon takes its name a second before it exports its adapter, as
+            // bluetoothd does before mgmt reports the controller: the gateway reads a tree
+            // without hci0 first, and must pick the adapter up when it appears.
+            await sim.restartDaemon(after: 1, adaptersAfter: 1)
             connects += 3
             #expect(await stream.waitForStderr("stream: connected ", count: connects, timeout: 90), "after the restart:\n\(stream.stderr)")
             try await Self.traffic(sim)
