@@ -7,9 +7,9 @@
 # Then the file system is unmounted (what the page cache held goes nowhere), the device
 # made whole again, mounted, and the checker compares what is there with what the writer
 # was told was committed.
-#   powercut-guest.sh OUT BENCH ROUNDS
+#   powercut-guest.sh OUT BENCH ROUNDS [COMMIT_INTERVAL_MS=1000]
 set -u
-out=$1 bench=$2 rounds=$3
+out=$1 bench=$2 rounds=$3 interval=${4:-1000}
 log() { echo "[guest] $*"; }
 modprobe loop 2>/dev/null; modprobe dm-mod 2>/dev/null; modprobe dm-flakey || { log "no dm-flakey"; echo "GUEST-RC=10"; exit 10; }
 img=/tmp/powercut.img
@@ -23,10 +23,11 @@ failed=0
 for round in $(seq 1 "$rounds"); do
     mount /dev/mapper/flaky /tmp/flaky || { echo "GUEST-RC=14"; exit 14; }
     rm -f /tmp/flaky/cache.sqlite* /tmp/ack.log
-    "$bench" powercut-writer --path /tmp/flaky/cache.sqlite --log /tmp/ack.log > /tmp/writer.out 2>&1 &
+    "$bench" powercut-writer --path /tmp/flaky/cache.sqlite --log /tmp/ack.log --interval-ms "$interval" > /tmp/writer.out 2>&1 &
     writer=$!
     # An arbitrary instant: 3 to 12 s after the start, to the millisecond.
-    sleep "$(( 3 + RANDOM % 10 )).$(( RANDOM % 1000 ))"
+    instant=$(printf '%d.%03d' $(( 3 + RANDOM % 10 )) $(( RANDOM % 1000 )))
+    sleep "$instant"
     # The cut. The writer is frozen first (SIGSTOP takes effect at once), so nothing it
     # is told after this instant counts; then every write to the device is dropped,
     # nothing flushed first (dm-flakey reports dropped writes and flushes as done, so a
@@ -43,7 +44,7 @@ for round in $(seq 1 "$rounds"); do
     echo 3 > /proc/sys/vm/drop_caches
     mount /dev/mapper/flaky /tmp/flaky || { echo "GUEST-RC=15"; exit 15; }
     line=$("$bench" powercut-check --path /tmp/flaky/cache.sqlite --log /tmp/ack.log 2>&1) || failed=$((failed + 1))
-    echo "round $round: $line" | tee -a "$out/powercut.log"
+    echo "round $round: cut at $instant s: $line" | tee -a "$out/powercut.log"
     umount /tmp/flaky
 done
 echo "rounds $rounds, failed $failed" | tee -a "$out/powercut.log"

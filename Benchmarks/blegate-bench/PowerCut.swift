@@ -2,6 +2,7 @@
 import Cache
 import Foundation
 import Outbox
+import Timing
 import WearMetrics
 #if canImport(Glibc)
 import Glibc
@@ -12,18 +13,20 @@ import Glibc
 /// commit and every recorded delivery as acknowledged; and a checker that opens what the
 /// disk kept and compares it with those acknowledgements.
 enum PowerCut {
-    /// `powercut-writer --path DB --log FILE`: the log (on a disk that keeps its data)
-    /// gets "C <last sequence>" after each commit event, "S <id>" before a record is sent
-    /// and "D <id>" once `markDelivered` has returned.
+    /// `powercut-writer --path DB --log FILE [--interval-ms 1000]`: the log (on a disk that
+    /// keeps its data) gets "A <last sequence> <ms>" after each batch of appends,
+    /// "C <last sequence> <ms>" after each commit event, "S <id>" before a record is sent
+    /// and "D <id>" once `markDelivered` has returned (ms: the monotonic clock), so the
+    /// checker can tell how long before the cut each lost record was appended.
     static func writer(_ args: [String]) async throws {
         guard let path = CacheBenchmarks.stringOption(args, "--path"), let logPath = CacheBenchmarks.stringOption(args, "--log") else {
-            print("usage: blegate-bench powercut-writer --path DB --log FILE [--interval-ms 50]")
+            print("usage: blegate-bench powercut-writer --path DB --log FILE [--interval-ms 1000]")
             exit(2)
         }
-        let interval = CacheBenchmarks.intOption(args, "--interval-ms") ?? 50
+        let interval = CacheBenchmarks.intOption(args, "--interval-ms") ?? 1000
         let log = AckLog(path: logPath)
         let cache = try RecordCache(path: path, options: CacheOptions(groupCommitInterval: .milliseconds(Int64(interval))))
-        cache.onCommit { event in log.write("C \(event.sequences.upperBound)\n") }
+        cache.onCommit { event in log.write("C \(event.sequences.upperBound) \(MonotonicClock.milliseconds())\n") }
         let delivery = Task {
             while !Task.isCancelled {
                 if let batch = try? await cache.pendingBatch(limit: 50), !batch.isEmpty {
@@ -36,13 +39,15 @@ enum PowerCut {
         }
         var i = 0
         while true {
+            var last: Int64 = 0
             for d in 0..<30 {
                 var metrics = KeyValueList<Double>()
                 metrics["hr"] = Double(60 + (i + d) % 100)
-                cache.append(WearMetrics(timestamp: UTCTimestamp(millisecondsSince1970: 1_767_238_262_000 + Int64(i) * 1000),
+                last = cache.append(WearMetrics(timestamp: UTCTimestamp(millisecondsSince1970: 1_767_238_262_000 + Int64(i) * 1000),
                                          deviceID: String(format: "AA:00:00:00:00:%02X", d), source: "ble_hrm",
                                          metrics: metrics, rrIntervals: [812.5, 790.0]))
             }
+            log.write("A \(last) \(MonotonicClock.milliseconds())\n")
             i += 1
             try await Task.sleep(for: .milliseconds(100))
         }
@@ -58,13 +63,19 @@ enum PowerCut {
             exit(2)
         }
         let text = (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? ""
-        var committed: Int64 = 0
+        var committed: Int64 = 0, lastCommitAt: Int64 = 0, cutAt: Int64 = 0
+        var appends: [(sequence: Int64, at: Int64)] = []
         var sent = Set<String>(), delivered = Set<String>()
         for line in text.split(separator: "\n") {
-            let parts = line.split(separator: " ", maxSplits: 1)
-            guard parts.count == 2 else { continue }
+            let parts = line.split(separator: " ")
+            guard parts.count >= 2 else { continue }
+            let at = parts.count > 2 ? Int64(parts[2]) ?? 0 : 0
+            cutAt = max(cutAt, at)
             switch parts[0] {
-            case "C": committed = max(committed, Int64(parts[1]) ?? 0)
+            case "A": appends.append((Int64(parts[1]) ?? 0, at))
+            case "C":
+                let sequence = Int64(parts[1]) ?? 0
+                if sequence > committed { committed = sequence; lastCommitAt = at }
             case "S": sent.insert(String(parts[1]))
             case "D": delivered.insert(String(parts[1]))
             default: break
@@ -87,6 +98,17 @@ enum PowerCut {
             after = last.sequence
         }
         let lost = committed > 0 ? (1...committed).filter { !present.contains($0) }.count : 0
+        // Records appended but never acknowledged as committed: the ones kept and the ones
+        // the cut took, and how long before the last thing the writer logged (it was frozen
+        // at the cut) the oldest lost one was appended. The promise: a cut loses at most
+        // what was appended since the last commit began, so that age stays within about
+        // one commit interval plus the commit's own time.
+        let appended = appends.last?.sequence ?? committed
+        let unacknowledged = appended > committed ? Array((committed + 1)...appended) : []
+        let lostUnacknowledged = unacknowledged.filter { !present.contains($0) }
+        let oldestLostAge: Int64 = lostUnacknowledged.first.flatMap { first in
+            appends.first { $0.sequence >= first }.map { cutAt - $0.at }
+        } ?? 0
         var pendingIDs = Set<String>()
         for r in try await cache.pendingBatch(limit: 10_000_000) { pendingIDs.insert(r.id) }
         let resentAcknowledged = pendingIDs.intersection(delivered).count
@@ -94,6 +116,8 @@ enum PowerCut {
         try await cache.close()
         let ok = lost == 0 && resentAcknowledged == 0 && integrity == "ok"
         print("powercut: committed before the cut \(committed), present \(present.count), lost \(lost), "
+            + "appended after the last acknowledged commit \(unacknowledged.count) (kept \(unacknowledged.count - lostUnacknowledged.count), "
+            + "gone \(lostUnacknowledged.count), the oldest gone appended \(oldestLostAge) ms before the cut; last commit \(cutAt - lastCommitAt) ms before it), "
             + "deliveries acknowledged \(delivered.count), sent again after acknowledgement \(resentAcknowledged), "
             + "sent without acknowledgement and pending again \(resentUnacknowledged), integrity_check \(integrity): \(ok ? "ok" : "FAILED")")
         exit(ok ? 0 : 1)
