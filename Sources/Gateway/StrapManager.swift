@@ -111,8 +111,16 @@ public final class StrapManager: Sendable {
         await shutdown()
     }
 
-    /// Stops every link: cancels their loops, stops notifications, disconnects. Safe
-    /// to call more than once.
+    /// How long bluetoothd gets to answer the calls that let go of everything on shutdown
+    /// (StopNotify, Disconnect, StopDiscovery). A daemon busy with a crowded neighbourhood
+    /// can take seconds per call, and systemd expects a service to stop promptly: past
+    /// this the gateway stops waiting. Nothing is lost by that: AcquireNotify sockets
+    /// close with the process, and bluetoothd ends the StartNotify sessions and discovery
+    /// of a client that leaves the bus.
+    public static let releaseDeadline = Duration.milliseconds(1500)
+
+    /// Stops every link: cancels their loops, stops notifications, disconnects, all within
+    /// `releaseDeadline`. Safe to call more than once.
     public func shutdown() async {
         let links = state.withLock { s -> [(link: any FollowedLink, task: Task<Void, Never>)] in
             s.stopping = true
@@ -120,10 +128,19 @@ public final class StrapManager: Sendable {
         }
         for l in links { l.task.cancel() }
         for l in links { await l.task.value }
-        await withTaskGroup(of: Void.self) { group in
-            for l in links { group.addTask { await l.link.release(disconnect: true); l.link.stopped() } }
+        let adapters = context.adapters.all
+        await withTaskGroup(of: Void.self) { race in
+            race.addTask {
+                await withTaskGroup(of: Void.self) { group in
+                    for l in links { group.addTask { await l.link.release(disconnect: true) } }
+                }
+                for adapter in adapters { await adapter.setWanted(false) }
+            }
+            race.addTask { try? await Task.sleep(for: Self.releaseDeadline) }
+            await race.next()
+            race.cancelAll()
         }
-        for adapter in context.adapters.all { await adapter.setWanted(false) }
+        for l in links { l.link.stopped() }
         context.routes.stop(connection: connection)
         mirror.stop()
         context.reader.stop()

@@ -56,6 +56,12 @@ public final class GatewayRuntime: Sendable {
     private let group = Mutex<ServiceGroup?>(nil)
     private let shutdownRequested = Atomic<Bool>(false)
 
+    /// Sync's last pass on SIGTERM: with bluetooth's release (`StrapManager.releaseDeadline`)
+    /// and the cache's last commit, the gateway is gone within 5 s, well inside systemd's
+    /// `TimeoutStopSec`, however slow bluetoothd or the backend. What the pass does not
+    /// deliver is sent after the next start.
+    static let syncDrainTimeout = Duration.milliseconds(1500)
+
     /// The cache's group commit interval in `blegate run`: a notification is on the device
     /// within this (plus one transaction), and a power cut loses at most this much. One
     /// commit a second gathers every strap's records into a few pages; commits every few
@@ -107,7 +113,8 @@ public final class GatewayRuntime: Sendable {
             syncLogger[metadataKey: "component"] = "sync"
             sync = SyncEngine(outbox: cache, documents: cache, client: client!,
                               configuration: SyncConfiguration(gatewayID: c.gateway.id, sink: c.backend.sink == .samples ? .samples : .wearmetrics,
-                                                               batchSize: c.backend.batchSize, interval: c.backend.interval),
+                                                               batchSize: c.backend.batchSize, interval: c.backend.interval,
+                                                               drainTimeout: Self.syncDrainTimeout),
                               logger: syncLogger)
         }
         self.client = client

@@ -99,10 +99,22 @@ public actor SyncEngine: Service {
     // MARK: Loop
 
     public func run() async throws {
-        await withGracefulShutdownHandler {
-            await self.loop()
-        } onGracefulShutdown: {
-            Task { await self.drain() }
+        let loop = Task { await self.loop() }
+        await withTaskCancellationHandler {
+            await withGracefulShutdownHandler {
+                await loop.value
+            } onGracefulShutdown: {
+                Task {
+                    await self.drain()
+                    // A pass still under way when the drain's time is up (a backend that
+                    // trickles its answer) is cut short, so a stop never waits for the
+                    // request timeout: what it carried stays pending in the cache.
+                    try? await Task.sleep(for: self.configuration.drainTimeout)
+                    loop.cancel()
+                }
+            }
+        } onCancel: {
+            loop.cancel()
         }
     }
 
