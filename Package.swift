@@ -326,7 +326,8 @@ let package = Package(
             name: "RunTests",
             dependencies: [
                 "GatewayService", "Simulator", "DBus", "BlueZ", "TestBackend", "Cache", "Config", "Sync", "GATT", "WearMetrics",
-                "BlegateTestSupport", "Normalization", "Outbox", "Gateway", "JSON",
+                "BlegateTestSupport", "Normalization", "Outbox", "Gateway", "JSON", "Timing", "Classes",
+                .product(name: "Logging", package: "swift-log"),
             ]
         ),
     ],

@@ -70,6 +70,7 @@ enum ConfigSchema {
             ("resting_hr", "resting_hr = 58"),
             ("weight_kg", "weight_kg = 64.5"),
             ("sex", #"sex = "female""#),
+            ("machines", #"machines = ["C4:7C:8D:6A:21:0F"]"#),
         ]),
     ]
 

@@ -183,6 +183,8 @@ public struct GatewayConfiguration: Sendable, Equatable {
         public var restingHR: Int?
         public var weightKg: Double?
         public var sex: Sex?
+        /// Addresses (upper case) of machines whose distance counts in the member's workouts.
+        public var machines: [String] = []
         public init() {}
     }
 

@@ -248,6 +248,12 @@ struct SectionReader {
         m.restingHR = try int("resting_hr", 30...120)
         m.weightKg = try number("weight_kg", 25...300)
         m.sex = try choice("sex", GatewayConfiguration.Sex.self)
+        if let list = try strings("machines") {
+            for a in list where !DevicePattern.isAddress(a) {
+                throw fail(.badValue, "machines", "must be machine addresses such as \"C4:7C:8D:6A:21:0F\", got \"\(a)\"")
+            }
+            m.machines = list.map { $0.uppercased() }
+        }
         if let r = m.restingHR, let x = m.maxHR, r >= x {
             throw fail(.badValue, "resting_hr", "must be below max_hr (\(x)), got \(r)")
         }

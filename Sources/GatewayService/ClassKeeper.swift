@@ -24,6 +24,8 @@ final class ClassKeeper: Sendable {
         var idleCloseMs: Int64
         var minDurationMs: Int64
         var openGymType: ClassType
+        /// The wall clock, Unix ms (a test's own clock in tests).
+        var now: @Sendable () -> Int64 = { UTCTimestamp.now.millisecondsSince1970 }
     }
 
     let settings: Settings
@@ -70,7 +72,7 @@ final class ClassKeeper: Sendable {
     // MARK: Staff commands
 
     func start(name: String, type: ClassType) async throws(ClassError) -> ClassSession {
-        let now = Self.nowMs()
+        let now = settings.now()
         let session = try book.withLock { b throws(ClassError) in try b.start(name: name, type: type, at: now) }
         logger.notice("class started", metadata: ["class": "\(session.name ?? "")", "type": "\(session.type.rawValue)"])
         await save()
@@ -80,7 +82,7 @@ final class ClassKeeper: Sendable {
     }
 
     func stop() async throws(ClassError) -> ClassSession {
-        let now = Self.nowMs()
+        let now = settings.now()
         let session = try book.withLock { b throws(ClassError) in try b.stop(at: now) }
         logger.notice("class stopped", metadata: ["class": "\(session.name ?? "")"])
         await save()
@@ -96,7 +98,7 @@ final class ClassKeeper: Sendable {
     /// until the first session falls idle; with nothing open, `idleCloseMs` (a record heard
     /// meanwhile opens a session that falls idle that long after it at the earliest).
     func nextTick() -> Double {
-        let now = Self.nowMs()
+        let now = settings.now()
         return book.withLock { b in
             if !settings.schedule.isEmpty || b.current != nil || !b.finished.isEmpty { return 1 }
             let idle = b.openGym.values.map(\.lastMs).min().map { $0 + settings.idleCloseMs - now } ?? settings.idleCloseMs
@@ -106,7 +108,7 @@ final class ClassKeeper: Sendable {
 
     /// The timetable, idle open-gym sessions, workouts due (see `nextTick`).
     func tick() async {
-        let now = Self.nowMs()
+        let now = settings.now()
         let (ended, current, started) = book.withLock { b in
             let before = b.current?.key
             let ended = b.tick(now: now, schedule: settings.schedule, calendar: settings.calendar, idleCloseMs: settings.idleCloseMs)
@@ -134,13 +136,22 @@ final class ClassKeeper: Sendable {
         // One pass at a time; a command arriving meanwhile is served by the next tick.
         guard !processing.exchange(true, ordering: .acquiring) else { return }
         defer { processing.store(false, ordering: .releasing) }
-        let now = Self.nowMs()
+        let now = settings.now()
         let due = book.withLock { $0.finished }.filter { f in
             guard f.stored else { return true }
             let last = computedAt.withLock { $0[f.session.key]?.ms } ?? 0
             return now - last >= 60_000 || now >= f.correctUntilMs
         }
         guard !due.isEmpty else { return }
+        if due.contains(where: { !$0.stored }) {
+            // Records received before the class ended may still wait for their commit: the
+            // first version takes them all, rather than a correction a minute later.
+            do {
+                try await cache.flush()
+            } catch {
+                logger.warning("cannot commit the records before computing workouts", metadata: ["error": "\(error)"])
+            }
+        }
         for f in due {
             do {
                 let sequence = try await cache.lastSequence(from: f.session.startMs, to: f.session.endMs ?? f.session.startMs)
@@ -199,6 +210,4 @@ final class ClassKeeper: Sendable {
             logger.error("cannot save the class state", metadata: ["error": "\(error)"])
         }
     }
-
-    static func nowMs() -> Int64 { UTCTimestamp.now.millisecondsSince1970 }
 }

@@ -17,6 +17,8 @@ struct WorkoutInput: Sendable {
     var deviceName: String?
     var clientID: String?
     var records: [WearMetrics]
+    /// The records of the member's machines in the window (their distance counts).
+    var machines: [WearMetrics] = []
     var profile: MemberProfile?
     var defaultMaxHR: Int
 }
@@ -46,6 +48,9 @@ struct WorkoutAssembler: Sendable {
     let outbox: any WorkoutOutbox
     /// Member profiles from the configuration, by strap address or client id.
     let members: [String: MemberProfile]
+    /// `members."<id>".machines` from the configuration, by strap address or client id:
+    /// machines whose distance counts in that member's workouts.
+    var machines: [String: [String]] = [:]
     let defaultMaxHR: Int
     /// Maxima learned on the wall (by address or client id), higher than the profile's.
     let learnedMaxHR: @Sendable () async -> [String: Int]
@@ -71,34 +76,69 @@ struct WorkoutAssembler: Sendable {
         NameBasedUUID.v5(namespace: Self.idNamespace, name: "\(gatewayID)/\(session.key)/\(device)")!
     }
 
+    /// The other devices of `device`'s member among `candidates`: the same client id (both
+    /// paired to the member), or listed in the configuration as the member's machines.
+    static func sameMember(_ device: String, among candidates: [String], clientID: (String) -> String?,
+                           machines: [String: [String]]) -> [String] {
+        func listed(_ d: String) -> [String] { (clientID(d).flatMap { machines[$0] } ?? []) + (machines[d] ?? []) }
+        let mine = clientID(device), myMachines = listed(device)
+        return candidates.filter { other in
+            guard other != device else { return false }
+            if let mine, clientID(other) == mine { return true }
+            return myMachines.contains(other) || listed(other).contains(device)
+        }
+    }
+
+    /// A strap's records: a heart rate heard from a Heart Rate Measurement or a strap's
+    /// advertisement (`ble_hrm`), as opposed to a machine's.
+    static func isStrap(_ records: [StoredRecord]) -> Bool {
+        records.contains { $0.record.source == "ble_hrm" && WorkoutBuilder.heardHeartRate($0.record) != nil }
+    }
+
     /// Computes and stores the workouts of `session`; returns them by device.
+    ///
+    /// Each strap heard gets a workout, with the distance of the member's machines (see
+    /// `sameMember`) added; a machine of a member whose strap was heard gets none of its
+    /// own (its heart rate, from hand grips, would make a second workout for the member).
     func store(_ session: ClassSession, minDurationMs: Int64, type: ClassType) async throws -> [(device: String, workout: WorkoutOutput)] {
         guard let end = session.endMs else { return [] }
+        let heard = try await cache.devices(heardFrom: session.startMs, to: end)
         let devices: [String]
-        if let one = session.device { devices = [one] } else { devices = try await cache.devices(heardFrom: session.startMs, to: end) }
+        if let one = session.device { devices = [one] } else { devices = heard }
         guard !devices.isEmpty else { return [] }
         let registry = Dictionary(try await cache.devices().map { ($0.address, $0) }, uniquingKeysWith: { a, _ in a })
+        let clientID: (String) -> String? = { registry[$0]?.member?.clientID }
+        let companions = Dictionary(devices.map { d in
+            (d, Self.sameMember(d, among: heard, clientID: clientID, machines: machines))
+        }, uniquingKeysWith: { a, _ in a })
         let learned = await learnedMaxHR()
         let weights = (try? await cache.latestWeights()) ?? [:]
         var stored: [(device: String, workout: WorkoutOutput)] = []
-        // A few members at a time: a class of 40 holds one member group's records in memory,
-        // not everyone's.
+        // A few members at a time (with their machines): a class of 40 holds one member
+        // group's records in memory, not everyone's.
         var group: [String: [StoredRecord]] = [:]
         for (i, device) in devices.enumerated() {
             if i % Self.devicesPerRead == 0 {
-                group = try await cache.records(devices: Array(devices[i..<min(i + Self.devicesPerRead, devices.count)]), from: session.startMs, to: end)
+                let members = Array(devices[i..<min(i + Self.devicesPerRead, devices.count)])
+                var read = members
+                for m in members { read += (companions[m] ?? []).filter { !read.contains($0) } }
+                group = try await cache.records(devices: read, from: session.startMs, to: end)
             }
-            let records = (group[device] ?? []).map(\.record)
+            let own = group[device] ?? []
+            let others = companions[device] ?? []
+            let strap = Self.isStrap(own)
+            if !strap, others.contains(where: { Self.isStrap(group[$0] ?? []) }) { continue }
+            let machineRecords = strap ? others.filter { !Self.isStrap(group[$0] ?? []) }.flatMap { (group[$0] ?? []).map(\.record) } : []
             let entry = registry[device]
-            let clientID = entry?.member?.clientID
-            var profile = Self.profile(device: device, clientID: clientID, members: members, learned: learned)
-            if let weight = clientID.flatMap({ weights[$0] }) {
+            let client = clientID(device)
+            var profile = Self.profile(device: device, clientID: client, members: members, learned: learned)
+            if let weight = client.flatMap({ weights[$0] }) {
                 profile = profile ?? MemberProfile()
                 profile?.weightKg = weight.value
             }
             let input = WorkoutInput(id: workoutID(session: session, device: device), gatewayID: gatewayID, session: session, type: type,
-                                     device: device, deviceName: entry?.name ?? entry?.model, clientID: clientID, records: records,
-                                     profile: profile, defaultMaxHR: defaultMaxHR)
+                                     device: device, deviceName: entry?.name ?? entry?.model, clientID: client, records: own.map(\.record),
+                                     machines: machineRecords, profile: profile, defaultMaxHR: defaultMaxHR)
             guard let workout = make(input), Int64(workout.durationSeconds) * 1000 >= minDurationMs else { continue }
             try await outbox.putWorkout(id: input.id, json: workout.json)
             stored.append((device, workout))
@@ -117,7 +157,8 @@ extension WorkoutAssembler {
     /// The assembler of `blegate run`: profiles from `[members]`, maxima the wall learned.
     init(configuration c: GatewayConfiguration, cache: RecordCache) {
         self.init(gatewayID: c.gateway.id, cache: cache, outbox: cache,
-                  members: c.members.mapValues { WallHookup.member($0).profile }, defaultMaxHR: c.effort.defaultMaxHR,
+                  members: c.members.mapValues { WallHookup.member($0).profile },
+                  machines: c.members.compactMapValues { $0.machines.isEmpty ? nil : $0.machines }, defaultMaxHR: c.effort.defaultMaxHR,
                   learnedMaxHR: {
                       guard let text = try? await cache.loadMetaText(key: WallHookup.learnedKey) else { return [:] }
                       return WallHookup.decode(text)
@@ -136,7 +177,7 @@ extension WorkoutAssembler {
             // The window's end is inclusive here (an open-gym session ends on its last record).
             windowStart: UTCTimestamp(millisecondsSince1970: input.session.startMs), windowEnd: UTCTimestamp(millisecondsSince1970: end + 1),
             profile: input.profile, defaultMaxHR: input.defaultMaxHR)
-        guard let workout = WorkoutBuilder.build(request, records: input.records) else { return nil }
+        guard let workout = WorkoutBuilder.build(request, records: input.records, machines: input.machines) else { return nil }
         return WorkoutOutput(json: workout.json.serialized(), durationSeconds: workout.durationSeconds,
                              points: workout.effortPoints, secondsInZone: workout.secondsInZone)
     }
@@ -155,5 +196,18 @@ public enum WorkoutProfiles {
         let profile = WorkoutAssembler.profile(device: device, clientID: clientID,
                                                members: c.members.mapValues { WallHookup.member($0).profile }, learned: learned)
         return WorkoutBuilder.zoneBounds(profile: profile, defaultMaxHR: c.effort.defaultMaxHR)
+    }
+
+    /// The records of a strap's machines from `fromMs` to `toMs` (the devices whose
+    /// distance the gateway adds to its workouts), for the distance track of an export.
+    public static func machineRecords(configuration c: GatewayConfiguration, cache: RecordCache, device: String,
+                                      from fromMs: Int64, to toMs: Int64) async throws -> [WearMetrics] {
+        let heard = try await cache.devices(heardFrom: fromMs, to: toMs)
+        let registry = Dictionary(try await cache.devices().map { ($0.address, $0) }, uniquingKeysWith: { a, _ in a })
+        let others = WorkoutAssembler.sameMember(device, among: heard, clientID: { registry[$0]?.member?.clientID },
+                                                 machines: c.members.compactMapValues { $0.machines.isEmpty ? nil : $0.machines })
+        guard !others.isEmpty else { return [] }
+        let records = try await cache.records(devices: others, from: fromMs, to: toMs)
+        return others.filter { !WorkoutAssembler.isStrap(records[$0] ?? []) }.flatMap { (records[$0] ?? []).map(\.record) }
     }
 }

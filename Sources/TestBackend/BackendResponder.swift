@@ -16,8 +16,11 @@ struct BackendResponder: HTTPResponder {
     /// Closes the listener for this long, then reopens it (`{"mode":"outage"}`).
     let outage: @Sendable (Duration) -> Void
     let connections: OpenConnections
-    /// false: `PUT /api/v1/workouts` is answered 405, as by a backend without corrections.
+    /// false: `PUT /api/v1/workouts` is answered `refusedCorrectionStatus`, as by a backend
+    /// without corrections.
     let acceptsWorkoutCorrections: Bool
+    /// 405 (the route exists for POST only) or 404 (no such route for PUT).
+    let refusedCorrectionStatus: Int
 
     static let maximumBody = 64 << 20
 
@@ -53,7 +56,8 @@ struct BackendResponder: HTTPResponder {
         guard let route else { return answer(404, Self.error("no such endpoint: \(path)")) }
         let replace = route == .workouts && request.method == .put
         if replace && !acceptsWorkoutCorrections {
-            return answer(405, Self.error("this backend does not accept workout corrections"), headers: [.allow: "POST"])
+            if refusedCorrectionStatus == 404 { return answer(404, Self.error("no such endpoint: PUT \(path)")) }
+            return answer(refusedCorrectionStatus, Self.error("this backend does not accept workout corrections"), headers: [.allow: "POST"])
         }
         guard request.method == .post || replace else { return answer(405, Self.error("use POST")) }
 
@@ -100,7 +104,8 @@ struct BackendResponder: HTTPResponder {
                 return answer(413, Self.error("batch of \(records.count) records is too large"), items: records.count)
             }
             store.noteHeaders(gatewayID: gateway, GatewayHeaders(outboxDepth: depth, version: version))
-            let (inserted, duplicates, rejected) = store.accept(records: records, gatewayID: gateway)
+            let (stored, duplicates, rejected) = store.accept(records: records, gatewayID: gateway)
+            let inserted = faults.miscounts() ? Self.miscounted(stored) : stored
             return answer(200, .object([
                 "inserted": .number(Double(inserted)),
                 "duplicates": .number(Double(duplicates)),
@@ -116,8 +121,9 @@ struct BackendResponder: HTTPResponder {
                 return answer(413, Self.error("batch of \(documents.count) \(key) is too large"), items: documents.count)
             }
             store.noteHeaders(gatewayID: gateway, GatewayHeaders(outboxDepth: depth, version: version))
-            let (inserted, duplicates, rejected) = store.accept(documents: documents, workouts: route == .workouts, replace: replace,
-                                                                gatewayID: gateway)
+            let (stored, duplicates, rejected) = store.accept(documents: documents, workouts: route == .workouts, replace: replace,
+                                                              gatewayID: gateway)
+            let inserted = faults.miscounts() ? Self.miscounted(stored) : stored
             return answer(200, .object([
                 "inserted": .number(Double(inserted)),
                 "duplicates": .number(Double(duplicates)),
@@ -145,6 +151,10 @@ struct BackendResponder: HTTPResponder {
             return answer(200, .object(["inserted": .number(Double(inserted)), "duplicates": .number(Double(duplicates))]), items: samples.count)
         }
     }
+
+    /// `inserted` for a miscounted answer: one fewer, or one more when none was inserted,
+    /// so the counts never add up to the batch.
+    static func miscounted(_ inserted: Int) -> Int { inserted > 0 ? inserted - 1 : 1 }
 
     // MARK: Admin
 

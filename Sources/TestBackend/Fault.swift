@@ -13,6 +13,9 @@ public struct Fault: Sendable, Equatable {
         case delay(Duration)
         /// Answer 413 to batches with more records (or samples) than this.
         case maxBatch(Int)
+        /// Store the batch as usual but answer counts that do not add up to it: one fewer
+        /// inserted (or duplicate) than the items sent, as a backend that lost track would.
+        case miscount
     }
 
     public var mode: Mode
@@ -36,6 +39,10 @@ public struct Fault: Sendable, Equatable {
     public static func maxBatch(_ records: Int, count: Int? = nil, duration: Duration? = nil) -> Fault {
         Fault(.maxBatch(records), count: count, duration: duration)
     }
+
+    public static func miscount(count: Int? = nil, duration: Duration? = nil) -> Fault {
+        Fault(.miscount, count: count, duration: duration)
+    }
 }
 
 /// Parsing of `POST /_admin/faults` bodies.
@@ -52,10 +59,10 @@ extension Fault {
 
     /// `{"mode":"status","status":500,"count":3}`, `{"mode":"status","status":429,"retry_after":"2"}`,
     /// `{"mode":"delay","delay_ms":1500,"seconds":10}`, `{"mode":"max_batch","records":100}`,
-    /// `{"mode":"outage","seconds":30}`.
+    /// `{"mode":"miscount","count":1}`, `{"mode":"outage","seconds":30}`.
     static func request(_ json: JSON) throws -> Request {
         guard let mode = json["mode"]?.string else {
-            throw ParseError(description: "mode: required, one of status, delay, max_batch, outage")
+            throw ParseError(description: "mode: required, one of status, delay, max_batch, miscount, outage")
         }
         let count = json["count"]?.number.map { Int($0) }
         let duration = json["seconds"]?.number.map { Duration.milliseconds(Int64($0 * 1000)) }
@@ -79,13 +86,15 @@ extension Fault {
                 throw ParseError(description: "records: required, the largest batch accepted")
             }
             return .fault(.maxBatch(Int(n), count: count, duration: duration))
+        case "miscount":
+            return .fault(.miscount(count: count, duration: duration))
         case "outage":
             guard let duration, duration > .zero else {
                 throw ParseError(description: "seconds: required for an outage (the listener reopens after it)")
             }
             return .outage(duration)
         default:
-            throw ParseError(description: "mode: unknown \"\(mode)\"; one of status, delay, max_batch, outage")
+            throw ParseError(description: "mode: unknown \"\(mode)\"; one of status, delay, max_batch, miscount, outage")
         }
     }
 
@@ -102,6 +111,8 @@ extension Fault {
         case let .maxBatch(n):
             o["mode"] = .string("max_batch")
             o["records"] = .number(Double(n))
+        case .miscount:
+            o["mode"] = .string("miscount")
         }
         if let count { o["count"] = .number(Double(count)) }
         return .object(o)

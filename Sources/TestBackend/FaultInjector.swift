@@ -71,6 +71,17 @@ public final class FaultInjector: Sendable {
         }
     }
 
+    /// After storing a batch: whether its answer must miscount it.
+    func miscounts() -> Bool {
+        active.withLock { list in
+            prune(&list)
+            guard let i = list.firstIndex(where: { $0.fault.mode == .miscount }) else { return false }
+            list[i].remaining? -= 1
+            prune(&list)
+            return true
+        }
+    }
+
     private func prune(_ list: inout [Active]) {
         let now = ContinuousClock.now
         list.removeAll { a in (a.remaining.map { $0 <= 0 } ?? false) || (a.expires.map { now >= $0 } ?? false) }

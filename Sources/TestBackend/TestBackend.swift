@@ -24,12 +24,17 @@ public final class TestBackend: Sendable {
         /// Append accepted items to this file as JSON lines, and read it back on start.
         public var dataFile: String?
         public var samplesPath: String
-        /// false answers `PUT /api/v1/workouts` with 405, as a backend without corrections.
+        /// false answers `PUT /api/v1/workouts` with `refusedCorrectionStatus`, as a backend
+        /// without corrections.
         public var acceptsWorkoutCorrections: Bool
+        /// 405 (Method Not Allowed, `Allow: POST`) or 404 (a backend with no route for it).
+        public var refusedCorrectionStatus: Int
 
         public init(host: String = "127.0.0.1", port: Int = 0, token: String? = nil, pairingCodes: [String] = [],
-                    dataFile: String? = nil, samplesPath: String = "/api/v1/samples", acceptsWorkoutCorrections: Bool = true) {
+                    dataFile: String? = nil, samplesPath: String = "/api/v1/samples", acceptsWorkoutCorrections: Bool = true,
+                    refusedCorrectionStatus: Int = 405) {
             self.acceptsWorkoutCorrections = acceptsWorkoutCorrections
+            self.refusedCorrectionStatus = refusedCorrectionStatus
             self.host = host
             self.port = port
             self.token = token
@@ -61,7 +66,8 @@ public final class TestBackend: Sendable {
         let connections = OpenConnections()
         let responder = BackendResponder(store: store, faults: faults, samplesPath: configuration.samplesPath,
                                          started: .now, outage: { box.trigger($0) }, connections: connections,
-                                         acceptsWorkoutCorrections: configuration.acceptsWorkoutCorrections)
+                                         acceptsWorkoutCorrections: configuration.acceptsWorkoutCorrections,
+                                         refusedCorrectionStatus: configuration.refusedCorrectionStatus)
         self.listener = Listener(host: configuration.host, port: configuration.port, responder: responder,
                                  connections: connections, logger: quiet)
         box.backend.withLock { $0 = WeakBackend(self) }

@@ -13,8 +13,11 @@ public enum WorkoutBuilder {
     /// is taken as silent and the second counts below zone 1.
     public static let carryMilliseconds: Int64 = 15_000
 
-    /// The workout, or nil when the strap gave no heart rate in the window.
-    public static func build(_ request: WorkoutRequest, records: [WearMetrics]) -> Workout? {
+    /// The workout, or nil when the strap gave no heart rate in the window. `records` are
+    /// the strap's own; `machines` the records of the member's machines (treadmill, rower,
+    /// bike, foot pod), which add only the distance they covered while the member was
+    /// heard (docs/workouts.md, "Distance").
+    public static func build(_ request: WorkoutRequest, records: [WearMetrics], machines: [WearMetrics] = []) -> Workout? {
         let lo = request.windowStart.millisecondsSince1970
         let hi = request.windowEnd.millisecondsSince1970
         var inWindow = records.filter { $0.timestamp.millisecondsSince1970 >= lo && $0.timestamp.millisecondsSince1970 < hi }
@@ -66,6 +69,19 @@ public enum WorkoutBuilder {
             maxSeen = max(maxSeen, h.hr)
         }
         let average = sum / Double(heard.count)
+
+        // Distance: the strap's own readings and its machines', between the first and the
+        // last heart rate heard, in time order.
+        var distanceRecords = inWindow.filter { $0.timestamp.millisecondsSince1970 <= last.t && DistanceReading($0) != nil }
+        let machineRecords = machines.filter { r in
+            let t = r.timestamp.millisecondsSince1970
+            return t >= first.t && t <= last.t && DistanceReading(r) != nil
+        }
+        if !machineRecords.isEmpty {
+            distanceRecords += machineRecords
+            if !isSorted(distanceRecords) { distanceRecords.sort { $0.timestamp < $1.timestamp } }
+        }
+        distanceRecords.removeAll { $0.timestamp.millisecondsSince1970 < first.t }
         var points = 0.0
         for (zone, seconds) in secondsInZone.enumerated() { points += EffortPoints.perMinute(zone: zone) * Double(seconds) / 60 }
         let trimp = BanisterTRIMP.value(
@@ -78,7 +94,7 @@ public enum WorkoutBuilder {
             startTime: UTCTimestamp(millisecondsSince1970: first.t), endTime: UTCTimestamp(millisecondsSince1970: last.t),
             durationSeconds: duration,
             caloriesActive: knowsKcal ? rounded(kcal, decimals: 1) : nil,
-            distanceMeters: distance(inWindow).map { rounded($0, decimals: 1) },
+            distanceMeters: distance(distanceRecords).map { rounded($0, decimals: 1) },
             avgHeartRate: rounded(average, decimals: 1),
             maxHeartRate: Int(maxSeen.rounded()), minHeartRate: Int(minHR.rounded()),
             secondsInZone: secondsInZone,
@@ -88,7 +104,7 @@ public enum WorkoutBuilder {
             coverage: duration > 0 ? rounded(Double(covered) / Double(duration), decimals: 3) : 1,
             formulas: WorkoutFormulas(zones: zoneResting == nil ? WorkoutFormulas.zonesPercentOfMax : WorkoutFormulas.zonesKarvonen),
             sourceDevice: request.sourceDevice,
-            samples: samples(inWindow),
+            samples: samples(inWindow, distance: distanceRecords),
             zoneMaxHR: Int(maxHR), zoneRestingHR: zoneResting.map { Int($0) }
         )
     }
@@ -117,9 +133,11 @@ public enum WorkoutBuilder {
         return true
     }
 
+    /// Metres covered over `records` (readings in time order), nil when none carried a
+    /// distance.
     static func distance(_ records: [WearMetrics]) -> Double? {
         var counter = DistanceCounter()
-        for r in records { if let d = r.metrics["distance_m"] { counter.add(d, from: r.deviceID) } }
+        for r in records { counter.add(r) }
         return counter.total
     }
 
@@ -135,35 +153,83 @@ public enum WorkoutBuilder {
         return HRVAnalysis.analyze(rrMilliseconds: rr).window.timeDomain?.rmssd
     }
 
-    /// Each heard heart rate, with the distance covered so far when machines report one.
-    static func samples(_ records: [WearMetrics]) -> [WorkoutSample] {
+    /// Each heard heart rate, with the distance covered so far (readings at or before it)
+    /// when the strap or a machine reports one.
+    static func samples(_ records: [WearMetrics], distance readings: [WearMetrics]) -> [WorkoutSample] {
         var out: [WorkoutSample] = []
         out.reserveCapacity(records.count)
         var counter = DistanceCounter()
+        var j = 0
         for r in records {
-            if let d = r.metrics["distance_m"] { counter.add(d, from: r.deviceID) }
-            if let hr = heardHeartRate(r) {
-                out.append(WorkoutSample(time: r.timestamp, heartRate: Int(hr.rounded()), distanceMeters: counter.total))
+            guard let hr = heardHeartRate(r) else { continue }
+            while j < readings.count, readings[j].timestamp <= r.timestamp {
+                counter.add(readings[j])
+                j += 1
             }
+            out.append(WorkoutSample(time: r.timestamp, heartRate: Int(hr.rounded()), distanceMeters: counter.total))
         }
         return out
     }
 }
 
-/// Metres from machines' cumulative `distance_m`, per machine (device id) and summed: the
-/// sum of increases between a machine's successive readings. A decrease is a machine that
-/// restarted counting, so its new reading is distance covered since that restart. A
-/// machine's first reading (what it counted before the class) is not counted.
-struct DistanceCounter {
-    private(set) var total: Double?
-    private var previous: [String: Double] = [:]
+/// A device's cumulative distance in one record: `distance_m` (FTMS total distance, RSC
+/// total distance), else a wheel sensor's revolutions × its wheel circumference (CSC).
+struct DistanceReading {
+    var meters: Double
+    /// Where the protocol's counter wraps back to 0, in metres: FTMS counts in a uint24 of
+    /// metres, RSC in a uint32 of decimetres, CSC wheel revolutions in a uint32.
+    var wrapsAt: Double?
 
-    mutating func add(_ reading: Double, from device: String) {
-        if let p = previous[device] {
-            total = (total ?? 0) + (reading >= p ? reading - p : reading)
+    init?(_ r: WearMetrics) {
+        if let d = r.metrics["distance_m"] {
+            meters = d
+            wrapsAt = switch r.source {
+            case "ble_ftms": 16_777_216
+            case "ble_rsc": 429_496_729.6
+            default: nil
+            }
+        } else if let revolutions = r.metrics["wheel_revs_total"], let c = r.meta["wheel_circumference_m"].flatMap(Double.init), c > 0 {
+            meters = revolutions * c
+            wrapsAt = 4_294_967_296 * c
+        } else {
+            return nil
+        }
+        guard meters.isFinite, meters >= 0 else { return nil }
+    }
+}
+
+/// Metres covered, per device and summed: the increases between a device's successive
+/// readings. A device's first reading is where it stood (not counted). A step no one
+/// could cover in the time between the two readings (faster than `maximumSpeed`, with
+/// `slack`) is a glitch: nothing counts and the next step starts from the new reading.
+/// A reading lower than the one before is a counter that wrapped (the distance across
+/// the wrap counts, when it is plausible) or a machine that restarted counting (its new
+/// reading, when plausible, is what it covered since the restart); otherwise a glitch.
+struct DistanceCounter {
+    /// 30 m/s (108 km/h): beyond any treadmill, rower or indoor bike.
+    static let maximumSpeed = 30.0
+    /// Metres allowed on top, for readings stamped close together.
+    static let slack = 30.0
+
+    private(set) var total: Double?
+    private var previous: [String: (meters: Double, ms: Int64)] = [:]
+
+    mutating func add(_ record: WearMetrics) {
+        guard let reading = DistanceReading(record) else { return }
+        let ms = record.timestamp.millisecondsSince1970
+        if let p = previous[record.deviceID] {
+            total = (total ?? 0) + Self.step(from: p.meters, to: reading, seconds: Double(ms - p.ms) / 1000)
         } else if total == nil {
             total = 0
         }
-        previous[device] = reading
+        previous[record.deviceID] = (reading.meters, ms)
+    }
+
+    static func step(from before: Double, to reading: DistanceReading, seconds: Double) -> Double {
+        let plausible = maximumSpeed * max(seconds, 0) + slack
+        let now = reading.meters
+        if now >= before { return now - before <= plausible ? now - before : 0 }
+        if let span = reading.wrapsAt, before < span, span - before + now <= plausible { return span - before + now }
+        return now <= plausible ? now : 0
     }
 }

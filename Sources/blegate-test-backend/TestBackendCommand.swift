@@ -35,11 +35,18 @@ struct TestBackendCommand: AsyncParsableCommand {
     @Option(name: .customLong("samples-path"), help: "Path of the samples endpoint.")
     var samplesPath: String = "/api/v1/samples"
 
-    @Flag(name: .customLong("no-workout-corrections"), help: "Answer PUT /api/v1/workouts with 405, as a backend without corrections.")
+    @Flag(name: .customLong("no-workout-corrections"), help: "Refuse PUT /api/v1/workouts, as a backend without corrections.")
     var noWorkoutCorrections = false
+
+    @Option(name: .customLong("refused-correction-status"),
+            help: "The status a refused PUT /api/v1/workouts gets: 405 (POST only) or 404 (no such route).")
+    var refusedCorrectionStatus = 405
 
     func validate() throws {
         guard (0...65535).contains(port) else { throw ValidationError("--port must be from 0 to 65535, got \(port)") }
+        guard refusedCorrectionStatus == 404 || refusedCorrectionStatus == 405 else {
+            throw ValidationError("--refused-correction-status must be 404 or 405, got \(refusedCorrectionStatus)")
+        }
         guard samplesPath.hasPrefix("/") else { throw ValidationError("--samples-path must start with /, got \(samplesPath)") }
     }
 
@@ -47,7 +54,8 @@ struct TestBackendCommand: AsyncParsableCommand {
         let codeList = codes.split(separator: ",").map { String($0).trimmingCharacters(in: " ") }.filter { !$0.isEmpty }
         let backend = try TestBackend(.init(host: host, port: port, token: token, pairingCodes: codeList,
                                             dataFile: data, samplesPath: samplesPath,
-                                            acceptsWorkoutCorrections: !noWorkoutCorrections))
+                                            acceptsWorkoutCorrections: !noWorkoutCorrections,
+                                            refusedCorrectionStatus: refusedCorrectionStatus))
         try await backend.start()
         print("listening on \(backend.baseURL)")
         fflush(nil)

@@ -59,13 +59,15 @@ struct ExportCommand: AsyncParsableCommand {
             let device = value["device_id"]?.stringValue ?? ""
             let start = value["start_time"]?.stringValue.flatMap(UTCTimestamp.init(iso8601:))
             let end = value["end_time"]?.stringValue.flatMap(UTCTimestamp.init(iso8601:))
-            var records: [WearMetrics] = []
+            var records: [WearMetrics] = [], machines: [WearMetrics] = []
             if let start, let end {
                 records = try await cache.records(device: device, from: start.millisecondsSince1970, to: end.millisecondsSince1970).map(\.record)
+                machines = try await WorkoutProfiles.machineRecords(configuration: config, cache: cache, device: device,
+                                                                    from: start.millisecondsSince1970, to: end.millisecondsSince1970)
             }
             let bounds = await WorkoutProfiles.zoneBounds(configuration: config, cache: cache, device: device,
                                                           clientID: value["client_id"]?.stringValue)
-            let w = try Workout(json: value, records: records, zoneMaxHR: bounds.maxHR, zoneRestingHR: bounds.restingHR)
+            let w = try Workout(json: value, records: records, machines: machines, zoneMaxHR: bounds.maxHR, zoneRestingHR: bounds.restingHR)
             let out = try OutputFile(path: file)
             if format == "fit" { try out.write(bytes: FITWriter.encode(w)) } else { try out.write(TCXWriter.document(w)) }
             try out.close()

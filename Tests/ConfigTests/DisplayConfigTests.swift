@@ -36,13 +36,15 @@ struct DisplayConfigTests {
             weight_kg = 64.5
             sex = "female"
             resting_hr = 58
+            machines = ["c4:7c:8d:6a:21:0f"]
             [members.client-77]
             max_hr = 191
             """)
         #expect(c.display.gymName == "North Gym")
         let ana = try #require(c.members["A0:9E:1A:12:34:56"])
         #expect(ana.name == "Ana" && ana.age == 34 && ana.weightKg == 64.5 && ana.sex == .female && ana.restingHR == 58)
-        #expect(c.members["client-77"]?.maxHR == 191)
+        #expect(ana.machines == ["C4:7C:8D:6A:21:0F"])
+        #expect(c.members["client-77"]?.maxHR == 191 && c.members["client-77"]?.machines == [])
 
         let unknown = #expect(throws: ConfigError.self) { try GatewayConfiguration.parse(toml: "[members.x]\nweight = 70") }
         #expect(unknown?.key == "members.\"x\".weight")
@@ -53,6 +55,8 @@ struct DisplayConfigTests {
         #expect(age?.key == "members.\"x\".age")
         let rest = #expect(throws: ConfigError.self) { try GatewayConfiguration.parse(toml: "[members.x]\nmax_hr = 150\nresting_hr = 150") }
         #expect(rest?.key == "members.\"x\".resting_hr")
+        let machine = #expect(throws: ConfigError.self) { try GatewayConfiguration.parse(toml: "[members.x]\nmachines = [\"treadmill\"]") }
+        #expect(machine?.key == "members.\"x\".machines" && machine?.problem.contains("\"treadmill\"") == true, "\(machine?.problem ?? "")")
         let notTable = #expect(throws: ConfigError.self) { try GatewayConfiguration.parse(toml: "[members]\nana = 3") }
         #expect(notTable?.key == "members.ana")
     }

@@ -87,9 +87,10 @@ struct DocumentDeliveryTests {
         await h.finish()
     }
 
-    @Test("a backend without PUT (405): a correction it cannot take counts as delivered; a workout it never got still arrives")
-    func putRefused() async throws {
-        let backend = try TestBackend(.init(token: Harness.token, acceptsWorkoutCorrections: false))
+    @Test("a backend without PUT (405, or 404 for a route it lacks): a correction it cannot take counts as delivered; a workout it never got still arrives",
+          arguments: [405, 404])
+    func putRefused(status: Int) async throws {
+        let backend = try TestBackend(.init(token: Harness.token, acceptsWorkoutCorrections: false, refusedCorrectionStatus: status))
         try await backend.start()
         let h = try await DocumentHarness.start(backend: backend)
         let known = Documents.uuid(1), unseen = Documents.uuid(2)
@@ -105,7 +106,7 @@ struct DocumentDeliveryTests {
         try await h.cache.putDocument(kind: .workout, id: unseen, json: Documents.workout(unseen, avg: 101.0))
         let again = try await DocumentHarness.start(directory: h.directory, cache: h.cache, backend: backend)
         #expect(try await again.waitForDocuments())
-        #expect(backend.store.requests.contains { $0.method == "PUT" && $0.status == 405 })
+        #expect(backend.store.requests.filter { $0.method == "PUT" }.map(\.status) == [status])
         let stored = Dictionary(uniqueKeysWithValues: backend.store.workouts.map { ($0.id, $0) })
         #expect(stored[known]?.json["avg_heart_rate"]?.number == 120.0)
         #expect(stored[unseen]?.json["avg_heart_rate"]?.number == 101.0)
@@ -117,6 +118,44 @@ struct DocumentDeliveryTests {
         #expect(try await again.waitForDocuments())
         #expect(backend.store.requests.filter { $0.method == "PUT" }.count == puts)
         try? await h.client.shutdown()
+        await again.finish()
+    }
+
+    @Test("an answer whose counts do not add up: the workouts (or profile metrics) go again, and are delivered once it adds up")
+    func miscountedAnswerResends() async throws {
+        let backend = try TestBackend(.init(token: Harness.token))
+        try await backend.start()
+        backend.faults.add(.miscount(count: 1))
+        // The three wait in the cache before the engine starts: one batch.
+        let directory = TemporaryDirectory()
+        let cache = try RecordCache(path: directory.path + "/cache.sqlite")
+        for i in 1...3 { try await cache.putDocument(kind: .workout, id: Documents.uuid(i), json: Documents.workout(Documents.uuid(i))) }
+        let h = try await DocumentHarness.start(directory: directory, cache: cache, backend: backend)
+        #expect(try await h.waitForDocuments())
+        let workoutErrors = h.log.all.compactMap { if case let .backingOff(error, _, _, _, _) = $0 { error } else { nil } }
+        let workoutsCounted = await eventually(timeout: 10) { await h.engine.status.documentsDelivered[.workout] == 3 }
+        await h.stopEngine()
+
+        // The same for two profile metrics, stored while the engine is stopped: one batch.
+        for i in 11...12 {
+            try await cache.putDocument(kind: .profileMetric, id: Documents.uuid(i), json: Documents.profileMetric(Documents.uuid(i)))
+        }
+        backend.faults.add(.miscount(count: 1))
+        let again = try await DocumentHarness.start(directory: directory, cache: cache, backend: backend)
+        #expect(try await again.waitForDocuments())
+        // Each batch was answered with a miscount once, then sent again whole.
+        func items(_ path: String) -> [Int] { backend.store.requests.filter { $0.path == path && $0.status == 200 }.compactMap(\.items) }
+        #expect(items("/api/v1/workouts") == [3, 3])
+        #expect(items("/api/v1/profile-metrics") == [2, 2])
+        #expect(backend.store.workouts.map(\.id) == (1...3).map(Documents.uuid))
+        #expect(backend.store.profileMetrics.map(\.id) == (11...12).map(Documents.uuid))
+        #expect(try await cache.documents(kind: .workout).allSatisfy { $0.state == .delivered })
+        #expect(try await cache.documents(kind: .profileMetric).allSatisfy { $0.state == .delivered })
+        let metricErrors = again.log.all.compactMap { if case let .backingOff(error, _, _, _, _) = $0 { error } else { nil } }
+        #expect(workoutErrors.contains { $0.contains("accounted for 2 of 3 workouts; sending them again") }, "\(workoutErrors)")
+        #expect(metricErrors.contains { $0.contains("accounted for 1 of 2 profile metrics; sending them again") }, "\(metricErrors)")
+        #expect(workoutsCounted, "the engine counts the 3 workouts delivered")
+        #expect(await eventually(timeout: 10) { await again.engine.status.documentsDelivered[.profileMetric] == 2 })
         await again.finish()
     }
 

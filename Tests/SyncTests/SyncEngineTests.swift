@@ -175,6 +175,29 @@ struct SyncEngineTests {
         await h.finish()
     }
 
+    @Test("an answer whose counts do not add up to the batch: the batch is sent again, and marked delivered once it adds up")
+    func miscountedAnswerResends() async throws {
+        let backend = try TestBackend(.init(token: Harness.token))
+        try await backend.start()
+        backend.faults.add(.miscount(count: 1))
+        let records = SyntheticRecords.heartRate(count: 30)
+        let h = try await Harness.start(records: records, backend: backend, batchSize: 100)
+        #expect(await h.waitForCaughtUp())
+        // The same 30 went twice: stored once, the second answer counting them as duplicates.
+        let posts = backend.store.requests.filter { $0.path == "/api/v1/metrics" && $0.status == 200 }
+        #expect(posts.compactMap(\.items) == [30, 30])
+        #expect(backend.store.records.count == 30)
+        #expect(await h.outbox.deliveryMarks.count == 30)
+        #expect(await h.outbox.deliveryMarks.values.allSatisfy { $0 == 1 })
+        let errors = h.log.all.compactMap { if case let .backingOff(error, _, _, _, _) = $0 { error } else { nil } }
+        #expect(errors.contains { $0.contains("accounted for 29 of 30 records; sending them again") }, "\(errors)")
+        #expect(await h.log.wait { _ in h.log.reports.contains { $0.duplicates == 30 } })
+        let status = await h.engine.status
+        #expect(status.delivered == 30)
+        #expect(status.lastErrors.contains { $0.message.contains("accounted for 29 of 30") })
+        await h.finish()
+    }
+
     @Test("401 stops syncing and says so; a new token file resumes it")
     func unauthorizedUntilTokenChanges() async throws {
         let dir = TemporaryDirectory()

@@ -166,20 +166,85 @@ import WearMetrics
     }
 
     @Test func distanceIsWhatMachinesAddedInTheClass() throws {
-        // Treadmill at 1000 m when the class starts, 1250 m at the end: 250 m. A bike
-        // restarts counting (1200 → 50): 200 + 50 + 100 = 350 m.
+        // Treadmill at 1000 m when the member's workout starts, 1250 m at its end: 250 m.
+        // A bike restarts counting (1040 → 20): 40 + 20 + 40 = 100 m.
         let strap = steady(120, from: 0, to: 10)
         let treadmill = [machineRecord(0.5, distance: 1000), machineRecord(4.5, distance: 1100), machineRecord(9.5, distance: 1250)]
         let w = try #require(WorkoutBuilder.build(request(), records: strap + treadmill))
         #expect(w.distanceMeters == 250)
         #expect(w.samples.first?.distanceMeters == nil)
         #expect(w.samples.last?.distanceMeters == 250)
-        let bike = [1000, 1200, 50, 150].enumerated().map { machineRecord(Double($0.offset) + 0.5, distance: Double($0.element), device: "bike-7") }
-        #expect(try #require(WorkoutBuilder.build(request(), records: strap + bike)).distanceMeters == 350)
-        #expect(try #require(WorkoutBuilder.build(request(), records: strap + treadmill + bike)).distanceMeters == 600)
+        let bike = [1000, 1040, 20, 60].enumerated().map { machineRecord(Double($0.offset) + 0.5, distance: Double($0.element), device: "bike-7") }
+        #expect(try #require(WorkoutBuilder.build(request(), records: strap + bike)).distanceMeters == 100)
+        #expect(try #require(WorkoutBuilder.build(request(), records: strap + treadmill + bike)).distanceMeters == 350)
+        // The same, as machines beside the strap's records.
+        #expect(try #require(WorkoutBuilder.build(request(), records: strap, machines: bike + treadmill)).distanceMeters == 350)
         let none = try #require(WorkoutBuilder.build(request(), records: strap))
         #expect(none.distanceMeters == nil)
         #expect(!none.jsonString.contains("distance_meters"))
+    }
+
+    @Test func machinesCountOnlyWhileTheMemberIsHeardAndNeverForHeartRate() throws {
+        // The member is heard from 10 s to 70 s; their treadmill ran from 0 s to 80 s at
+        // 3 m/s, reporting every 2 s. From 10 s (530 m) to 70 s (710 m): 180 m.
+        let strap = steady(140, from: 10, to: 70)
+        let treadmill = stride(from: 0, through: 80, by: 2).map { machineRecord(Double($0), distance: 500 + 3 * Double($0)) }
+        let w = try #require(WorkoutBuilder.build(request(), records: strap, machines: treadmill))
+        #expect(w.startTime == at(10) && w.durationSeconds == 60)
+        #expect(w.distanceMeters == 180)
+        #expect(w.samples.first?.distanceMeters == 0)
+        #expect(w.samples[30].distanceMeters == 90)
+        #expect(w.samples.last?.distanceMeters == 180)
+        // Hand grips: the machine's heart rate is not the member's.
+        let grips = treadmill.map { r -> WearMetrics in
+            var r = r
+            r.setMetric("hr", 190)
+            r.meta["hr_source"] = "machine"
+            return r
+        }
+        let g = try #require(WorkoutBuilder.build(request(), records: strap, machines: grips))
+        #expect(g.maxHeartRate == 140 && g.avgHeartRate == 140 && g.startTime == at(10) && g.distanceMeters == 180)
+        // Machines alone make no workout.
+        #expect(WorkoutBuilder.build(request(), records: [], machines: grips) == nil)
+        // A machine heard only outside the member's workout adds nothing, not even the key.
+        let before = try #require(WorkoutBuilder.build(request(), records: strap, machines: treadmill.filter { $0.timestamp < at(10) }))
+        #expect(before.distanceMeters == nil)
+    }
+
+    @Test func aCounterThatWrapsRestartsOrGlitches() throws {
+        let strap = steady(120, from: 0, to: 12)
+        func ftms(_ points: [(Double, Double)]) -> [WearMetrics] { points.map { machineRecord($0.0, distance: $0.1) } }
+        func distance(_ machines: [WearMetrics]) throws -> Double? {
+            try #require(WorkoutBuilder.build(request(), records: strap, machines: machines)).distanceMeters
+        }
+        // FTMS counts metres in a uint24: 16,777,190 → 16,777,200 → 10 → 20 is 10 + 26 + 10.
+        #expect(try distance(ftms([(0, 16_777_190), (2, 16_777_200), (4, 10), (6, 20)])) == 46)
+        // A restart (a new session on the machine): 3000 → 3010 → 5 → 15 is 10 + 5 + 10.
+        #expect(try distance(ftms([(0, 3000), (2, 3010), (4, 5), (6, 15)])) == 25)
+        // A reading far off, up or down, adds nothing; the count goes on from the readings
+        // after it: 2000 → 2010 (+10) → 9000 (glitch) → 2020 (glitch) → 2026 (+6) → 1990
+        // (not a restart from 2026 in 2 s: glitch) → 1996 (+6).
+        #expect(try distance(ftms([(0, 2000), (2, 2010), (4, 9000), (6, 2020), (8, 2026), (10, 1990), (12, 1996)])) == 22)
+        // A step is plausible up to 30 m/s × the seconds between readings + 30 m: a machine
+        // not heard for 100 s may have covered 3000 m meanwhile.
+        #expect(try distance(ftms([(0, 100), (2, 3100)])) == 0)
+        #expect(try distance(ftms([(0, 100), (12, 400)])) == 300)
+        // RSC counts decimetres in a uint32: the wrap is at 429,496,729.6 m.
+        let rsc = [(0.0, 429_496_720.0), (2, 3.4)].map { p -> WearMetrics in
+            var r = machineRecord(p.0, distance: p.1, device: "foot-pod")
+            r.source = "ble_rsc"
+            return r
+        }
+        #expect(try distance(rsc) == 13)
+        // A wheel sensor (CSC): revolutions × the wheel's circumference, 2.1 m.
+        let wheel = [(0.0, 100.0), (2, 112), (4, 120)].map { p -> WearMetrics in
+            var metrics = KeyValueList<Double>()
+            metrics["wheel_revs_total"] = p.1
+            var meta = KeyValueList<String>()
+            meta["wheel_circumference_m"] = "2.100"
+            return WearMetrics(timestamp: at(p.0), deviceID: "wheel-1", source: "ble_csc", metrics: metrics, meta: meta)
+        }
+        #expect(try distance(wheel) == 42)
     }
 
     @Test func trimpIsBanistersOverTheWorkout() throws {
