@@ -242,10 +242,12 @@ public final class GatewayRuntime: Sendable {
         }
         let notifier = SystemdNotifier()
         if let interval = notifier.watchdogInterval {
-            let bluetooth = self.bluetooth, status = self.status
+            let bluetooth = self.bluetooth, status = self.status, cache = self.cache
             add(Watchdog(notifier: notifier, interval: interval, probes: [
-                Watchdog.Probe(name: "status socket") { within in status.answers(within: within) },
-                Watchdog.Probe(name: "D-Bus dispatcher") { within in await bluetooth.answers(within: within) },
+                Watchdog.Probe(name: "status socket", check: { within in status.answers(within: within) }),
+                Watchdog.Probe(name: "D-Bus dispatcher", check: { within in await bluetooth.answers(within: within) }),
+                Watchdog.Probe(name: "cache writer", problem: { within in cache.writerStall(within: within) }),
+                Watchdog.Probe(name: "notify reader", problem: { within in bluetooth.notifyReaderStall(within: within) }),
             ], logger: logger), "watchdog")
         }
 
