@@ -54,6 +54,10 @@ public struct SimulatorConfiguration: Sendable {
     /// characteristic UUID → the value's bytes, sent as they are).
     public var name: String?
     public var deviceInformation: [UInt16: [UInt8]] = [:]
+    /// Devices (by index) that refuse AcquireNotify with NotSupported, as some BlueZ
+    /// builds do: a client falls back to StartNotify for them, so one room can exercise
+    /// both notification paths.
+    public var startNotifyOnly: Set<Int> = []
 
     public init() {}
 }
