@@ -66,7 +66,7 @@ let package = Package(
         // Pure Swift.
         // A JSON value with a deterministic writer and an RFC 8259 parser, no Foundation.
         .target(name: "JSON"),
-        .target(name: "GATT", dependencies: ["JSON"]),
+        .target(name: "GATT", dependencies: ["JSON", "PrintableText"]),
         .target(name: "HRV"),
         // The Synheart WearMetrics record: fields, validation, JSON.
         .target(name: "WearMetrics", dependencies: ["JSON", "Timing"]),

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 import Glibc
 import SQLite
+import Synchronization
 import Threads
 import Timing
 import WearMetrics
@@ -44,6 +45,62 @@ final class GroupCommitter: @unchecked Sendable {
     private var reserveTriedAt: UInt64 = 0
     private var stopping = false
     private var finished = false
+
+    /// What the writer thread is doing, for the watchdog, without its lock (a thread stuck
+    /// while holding it must not stop the probe): a `Phase` and since when (monotonic ms),
+    /// as `since << 2 | phase`.
+    private let activity = Atomic<Int64>(0)
+    /// Since when (monotonic ms) records have waited for the writer to take them; 0 while
+    /// none wait. Written under the lock, read without it.
+    private let waitingSince = Atomic<Int64>(0)
+
+    enum Phase: Int64 {
+        /// Waiting for records, or for the commit interval to pass.
+        case idle = 0
+        /// Its own work: serializing a batch, the commit's transaction, telling the
+        /// observers and waiters. Bounded: SQLite waits at most the busy timeout for a lock.
+        case committing = 1
+        /// Waiting for the cache's connection while other cache work holds it (retention,
+        /// delivery marks), or deleting delivered records to make room on a full disk: work
+        /// of the whole cache, which may take long over a large backlog (a restart would
+        /// only begin it again), not held against the writer.
+        case cacheWork = 2
+    }
+
+    private func enter(_ phase: Phase) {
+        activity.store(Int64(MonotonicClock.nanoseconds() / 1_000_000) << 2 | phase.rawValue, ordering: .relaxed)
+    }
+
+    private func recordsWaitFromNow() {
+        waitingSince.store(Int64(MonotonicClock.nanoseconds() / 1_000_000), ordering: .relaxed)
+    }
+
+    /// Why the writer thread is not keeping up, or nil while it is: its own work has taken
+    /// longer than `busyTimeout` + `within`, or records have waited longer than the commit
+    /// interval, the longest retry pause (2 s) and `within` while it was free to take them.
+    /// Costs the writer nothing: it stamps what it does as it goes, and is not woken.
+    func stall(within: Duration, busyTimeout: Duration) -> String? {
+        let now = Int64(MonotonicClock.nanoseconds() / 1_000_000)
+        let state = activity.load(ordering: .relaxed)
+        let since = state >> 2
+        switch Phase(rawValue: state & 3) ?? .idle {
+        case .committing:
+            let limit = busyTimeout.milliseconds + within.milliseconds
+            return now - since > limit ? "a commit under way for \(Self.seconds(now - since))" : nil
+        case .cacheWork:
+            return nil
+        case .idle:
+            let waiting = waitingSince.load(ordering: .relaxed)
+            guard waiting != 0 else { return nil }
+            let waited = now - max(waiting, since)
+            let limit = Int64(intervalNanoseconds / 1_000_000) + 2000 + within.milliseconds
+            return waited > limit ? "records waiting \(Self.seconds(waited)) for a commit" : nil
+        }
+    }
+
+    private static func seconds(_ milliseconds: Int64) -> String {
+        "\(milliseconds / 1000).\(milliseconds % 1000 / 100) s"
+    }
 
     private let writer: ConnectionQueue
     private let cipher: PayloadCipher?
@@ -91,6 +148,7 @@ final class GroupCommitter: @unchecked Sendable {
         boundBuffer()
         if wasEmpty, !buffer.isEmpty {
             firstBufferedAt = MonotonicClock.nanoseconds()
+            recordsWaitFromNow()
             condition.signal()
         } else if buffer.count >= maxRecords {
             condition.signal()
@@ -106,6 +164,7 @@ final class GroupCommitter: @unchecked Sendable {
         boundBuffer()
         if buffer.count == 1 {
             firstBufferedAt = MonotonicClock.nanoseconds()
+            recordsWaitFromNow()
             condition.signal()
         } else if buffer.count >= maxRecords {
             condition.signal()
@@ -224,6 +283,7 @@ final class GroupCommitter: @unchecked Sendable {
         let retry = Backoff(base: .milliseconds(50), cap: .seconds(2))
         var failures = 0
         while true {
+            enter(.idle)
             condition.lock()
             while true {
                 if buffer.isEmpty {
@@ -250,12 +310,15 @@ final class GroupCommitter: @unchecked Sendable {
             buffer = []
             inFlight = batch.count
             flushRequested = false
+            enter(.committing)
+            waitingSince.store(0, ordering: .relaxed)
             let final = stopping
             condition.unlock()
 
             let started = MonotonicClock.nanoseconds()
             do {
                 try write(batch, final: final, using: &generator)
+                enter(.committing)
                 let committedAt = MonotonicClock.nanoseconds()
                 failures = 0
                 condition.lock()
@@ -289,6 +352,7 @@ final class GroupCommitter: @unchecked Sendable {
                 inFlight = 0
                 boundBuffer()
                 if buffer.count == batch.count { firstBufferedAt = MonotonicClock.nanoseconds() }
+                recordsWaitFromNow()
                 lastError = failure
                 if health.failingSince == nil { health.failingSince = .now }
                 health.diskFull = full
@@ -309,7 +373,9 @@ final class GroupCommitter: @unchecked Sendable {
                 if full, let makeRoom {
                     // Room from the cache itself: the reserve, the oldest delivered records.
                     reserveMissing = true
+                    enter(.cacheWork)
                     let pruned = makeRoom()
+                    enter(.idle)
                     if pruned > 0 {
                         condition.lock()
                         health.prunedForSpace += pruned
@@ -318,6 +384,7 @@ final class GroupCommitter: @unchecked Sendable {
                     }
                 }
                 failures += 1
+                enter(.idle)
                 usleep(useconds_t(retry.window(afterFailures: failures).nanoseconds / 1000))
             }
         }
@@ -353,7 +420,10 @@ final class GroupCommitter: @unchecked Sendable {
             }
         }
         let encrypted = cipher == nil ? 0 : 1
+        enter(.cacheWork)
         try writer.sync { db in
+            enter(.committing)
+            defer { enter(.cacheWork) }
             try db.transaction {
                 let insert = try db.cachedStatement("""
                     INSERT INTO record (sequence, id, device_id, timestamp_ms, client_id, state, stored_ms, encrypted, payload)

@@ -214,6 +214,13 @@ public final class RecordCache: Sendable {
     /// Called on the writer thread after every commit; keep it short. nil removes it.
     public func onCommit(_ handler: (@Sendable (CommitEvent) -> Void)?) { committer.setObserver(handler) }
 
+    /// The watchdog's probe of the writer thread: why it is not keeping up, or nil while
+    /// it is (see `GroupCommitter.stall`). Waking nothing, it can be asked as often as
+    /// wanted; `within` is the slack the caller allows beyond the writer's own bounds.
+    public func writerStall(within: Duration) -> String? {
+        committer.stall(within: within, busyTimeout: options.busyTimeout)
+    }
+
     /// Records appended but not yet committed.
     public var bufferedCount: Int { committer.bufferedCount }
 

@@ -1,16 +1,21 @@
 // SPDX-License-Identifier: MIT
 import JSON
+import PrintableText
 
 /// One Device Information string (0x2A29, 0x2A24–0x2A28).
 ///
 /// UTF-8 without length or terminator, but firmwares pad with NULs or spaces and some
-/// send Latin-1; decoding is lenient and never fails.
+/// send Latin-1; decoding is lenient and never fails. Whoever is in radio range chooses
+/// these bytes, and they reach `blegate devices`, `status` and the journal: the value is
+/// made printable as it is decoded (control characters, C1 controls and bidirectional
+/// overrides become U+FFFD, at most `PrintableText.nameLimit` characters kept).
 public struct DeviceInformationString: Sendable, Equatable {
     public var characteristic: GATTCharacteristic
     public var value: String
     /// True when the bytes were not valid UTF-8 and were read as Latin-1 instead.
     public var decodedAsLatin1: Bool
-    /// Hex of the original bytes when they were not valid UTF-8, for diagnostics.
+    /// Hex of the original bytes when they were not valid UTF-8 or not printable as they
+    /// came, for diagnostics.
     public var rawHex: String?
 
     public init(characteristic: GATTCharacteristic, value: String, decodedAsLatin1: Bool = false, rawHex: String? = nil) {
@@ -37,6 +42,10 @@ public struct DeviceInformationString: Sendable, Equatable {
             rawHex = hexString(bytes)
         }
         value = DeviceInformationString.trimmed(value)
+        if !PrintableText.isClean(value, limit: PrintableText.nameLimit) {
+            value = PrintableText.clean(value, limit: PrintableText.nameLimit)
+            rawHex = hexString(bytes)
+        }
     }
 
     /// The WearMetrics `meta` key for this string.
@@ -65,10 +74,8 @@ extension DeviceInformationString: JSONRepresentable {
     public var json: JSONValue {
         var o = JSONObjectBuilder()
         o.add(metaKey, .string(value))
-        if decodedAsLatin1 {
-            o.add("decoded_as", .string("latin1"))
-            o.add("raw_hex", rawHex)
-        }
+        if decodedAsLatin1 { o.add("decoded_as", .string("latin1")) }
+        if let rawHex { o.add("raw_hex", .string(rawHex)) }
         return o.object
     }
 }

@@ -62,6 +62,9 @@ public final class StrapManager: Sendable {
     /// Every link event from now on.
     public func events() -> AsyncStream<LinkEvent> { fanOut.stream() }
 
+    /// The watchdog's probe of the AcquireNotify reader thread (`NotifySocketReader.stall`).
+    public func notifyReaderStall(within: Duration) -> String? { context.reader.stall(within: within) }
+
     /// Status of every followed device, and of heart-rate devices the configuration denies.
     public var links: [LinkStatus] {
         let (followed, denied) = state.withLock { s in (s.links.values.map(\.link), s.denied) }

@@ -116,6 +116,12 @@ final class BluetoothService: Service, Sendable {
         }
     }
 
+    /// The watchdog's probe of the AcquireNotify reader thread: why it is not keeping up,
+    /// or nil while it is, or while no manager (and so no reader) runs.
+    func notifyReaderStall(within: Duration) -> String? {
+        manager.withLock { $0 }?.notifyReaderStall(within: within)
+    }
+
     /// Sleeps `delay` and doubles it (up to 30 s); false when cancelled meanwhile.
     private func pause(_ delay: inout Duration) async -> Bool {
         do {

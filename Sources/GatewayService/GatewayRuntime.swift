@@ -249,10 +249,12 @@ public final class GatewayRuntime: Sendable {
         }
         let notifier = SystemdNotifier()
         if let interval = notifier.watchdogInterval {
-            let bluetooth = self.bluetooth, status = self.status
+            let bluetooth = self.bluetooth, status = self.status, cache = self.cache
             add(Watchdog(notifier: notifier, interval: interval, probes: [
-                Watchdog.Probe(name: "status socket") { within in status.answers(within: within) },
-                Watchdog.Probe(name: "D-Bus dispatcher") { within in await bluetooth.answers(within: within) },
+                Watchdog.Probe(name: "status socket", check: { within in status.answers(within: within) }),
+                Watchdog.Probe(name: "D-Bus dispatcher", check: { within in await bluetooth.answers(within: within) }),
+                Watchdog.Probe(name: "cache writer", problem: { within in cache.writerStall(within: within) }),
+                Watchdog.Probe(name: "notify reader", problem: { within in bluetooth.notifyReaderStall(within: within) }),
             ], logger: logger), "watchdog")
         }
 
@@ -379,14 +381,31 @@ public final class GatewayRuntime: Sendable {
     }
 
     /// A bearer token sent over plain HTTP to another host can be read by anyone on the
-    /// gym's network: said at start, in the journal and in `status`.
+    /// gym's network: said at start, in the journal and in `status` (the gateway still
+    /// runs: a backend on the gym's own network may be reachable no other way). Loopback
+    /// (`localhost`, 127.0.0.0/8, `::1`) never leaves the machine; https is encrypted.
     static func plainTextTokenWarning(url: String, tokenFile: String?) -> String? {
         guard tokenFile != nil, url.lowercased().hasPrefix("http://") else { return nil }
         let authority = url.dropFirst("http://".count).prefix { $0 != "/" && $0 != "?" && $0 != "#" }
-        let hostPort = authority.split(separator: "@").last.map(String.init) ?? ""
+        let hostPort = authority.split(separator: "@", omittingEmptySubsequences: false).last.map(String.init) ?? ""
         let host = hostPort.hasPrefix("[") ? String(hostPort.dropFirst().prefix { $0 != "]" }) : String(hostPort.split(separator: ":").first ?? "")
-        guard !["localhost", "127.0.0.1", "::1"].contains(host.lowercased()), !host.hasPrefix("127.") else { return nil }
-        return "backend.url is plain http:// to \(host): the bearer token travels unencrypted; use https://"
+        guard !isLoopback(host) else { return nil }
+        return "backend.url is plain http:// to \(PrintableText.clean(host, limit: 100)): the bearer token travels unencrypted; use https://"
+    }
+
+    /// `localhost`, an IPv4 address in 127.0.0.0/8 (all four parts numbers: `127.0.0.1.example`
+    /// is a name anyone may own) or `::1`.
+    static func isLoopback(_ host: String) -> Bool {
+        let h = host.lowercased()
+        if h == "localhost" || h == "localhost." || h == "::1" || h == "0:0:0:0:0:0:0:1" { return true }
+        let parts = h.split(separator: ".", omittingEmptySubsequences: false)
+        guard parts.count == 4 else { return false }
+        var octets: [Int] = []
+        for part in parts {
+            guard (1...3).contains(part.utf8.count), part.utf8.allSatisfy({ (48...57).contains($0) }), let v = Int(part), v <= 255 else { return false }
+            octets.append(v)
+        }
+        return octets[0] == 127
     }
 
     /// One answer line's object, keys sorted as in every answer.

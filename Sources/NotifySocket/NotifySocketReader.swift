@@ -53,6 +53,10 @@ public final class NotifySocketReader: Sendable {
     private let wakeFD: Int32
     private let shared = Mutex(Shared())
     private let datagrams = Atomic<Int>(0)
+    /// For the watchdog: when (monotonic ns) the round under way began, 0 while the thread
+    /// waits in epoll, `Self.ended` once it has ended on an error (not on `stop()`).
+    private let roundBegan = Atomic<Int64>(0)
+    private static let ended: Int64 = -1
 
     /// Starts the reader thread.
     ///
@@ -94,6 +98,19 @@ public final class NotifySocketReader: Sendable {
 
     /// Datagrams delivered so far (all sockets).
     public var datagramCount: Int { datagrams.load(ordering: .relaxed) }
+
+    /// Why the reader thread is not keeping up, or nil while it is: a round of reading
+    /// (the handlers included, and the gathering pause) has lasted longer than `gather`,
+    /// 2 s and `within`, or the thread ended on an error. The thread stamps each round
+    /// as it begins and ends it, so asking wakes nothing: an idle reader stays asleep.
+    public func stall(within: Duration) -> String? {
+        let began = roundBegan.load(ordering: .relaxed)
+        if began == Self.ended { return "the reader thread ended (epoll failed)" }
+        guard began != 0 else { return nil }
+        let lasted = Self.monotonicNanoseconds() - began
+        let limit = gatherNanoseconds + 2_000_000_000 + within.nanoseconds
+        return lasted > limit ? "a round of reading under way for \(lasted / 1_000_000_000).\(lasted % 1_000_000_000 / 100_000_000) s" : nil
+    }
 
     /// Takes ownership of the descriptor and starts reading it. `onData` gets every
     /// datagram, in order; `onHangup` comes once, last, when the socket closes from the
@@ -228,6 +245,8 @@ public final class NotifySocketReader: Sendable {
         let lengths = UnsafeMutablePointer<Int32>.allocate(capacity: Self.batch)
         let arrivals = UnsafeMutablePointer<Int64>.allocate(capacity: Self.batch)
         defer {
+            // Stopped: nothing under way any more (an error has said so already).
+            if roundBegan.load(ordering: .relaxed) != Self.ended { roundBegan.store(0, ordering: .relaxed) }
             // A reader that ends (stopped, or epoll failing) still answers every removal
             // waiting on it.
             let left = shared.withLock { s -> [Command] in
@@ -258,9 +277,11 @@ public final class NotifySocketReader: Sendable {
             }
             if n < 0 {
                 if errno == EINTR { continue }
+                roundBegan.store(Self.ended, ordering: .relaxed)
                 return
             }
             let roundStart = Self.monotonicNanoseconds()
+            roundBegan.store(roundStart, ordering: .relaxed)
             var delivered = 0
             var mostFromOneSocket = 0
             for i in 0..<Int(n) {
@@ -343,6 +364,7 @@ public final class NotifySocketReader: Sendable {
                 }
             }
             if delivered > 0 { previousRound = roundStart }
+            roundBegan.store(0, ordering: .relaxed)
         }
     }
 }

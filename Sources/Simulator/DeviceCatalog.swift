@@ -169,6 +169,8 @@ public struct VirtualDeviceIdentity: Sendable, Hashable {
     public var serialNumber: String
     public var manufacturerData: [UInt16: [UInt8]]
     public var seed: UInt64
+    /// Device Information values that replace the model's (16-bit UUID → bytes).
+    public var deviceInformation: [UInt16: [UInt8]] = [:]
 
     /// `dev_AA_BB_CC_DD_EE_FF`, BlueZ's object name for the address.
     public var objectName: String { "dev_" + address.replacingColons() }

@@ -75,7 +75,7 @@ enum GATTTree {
                 (bluetoothUUID(0x2A9C), ["indicate"], true, .bodyCompositionMeasurement),
             ])
             let dis: [(UInt16, String)] = [(0x2A29, model.manufacturer), (0x2A24, model.modelNumber), (0x2A25, identity.serialNumber)]
-            service(bluetoothUUID(0x180A), dis.map { (bluetoothUUID($0.0), ["read"], false, .staticValue(Array($0.1.utf8))) })
+            service(bluetoothUUID(0x180A), dis.map { (bluetoothUUID($0.0), ["read"], false, .staticValue(identity.deviceInformation[$0.0] ?? Array($0.1.utf8))) })
             return services
         }
         var hr: [(String, [String], Bool, CharacteristicRole)] = [
@@ -91,7 +91,7 @@ enum GATTTree {
             (0x2A29, model.manufacturer), (0x2A24, model.modelNumber), (0x2A25, identity.serialNumber),
             (0x2A26, model.firmware), (0x2A27, model.hardware), (0x2A28, model.software),
         ]
-        service(bluetoothUUID(0x180A), dis.map { (bluetoothUUID($0.0), ["read"], false, .staticValue(Array($0.1.utf8))) })
+        service(bluetoothUUID(0x180A), dis.map { (bluetoothUUID($0.0), ["read"], false, .staticValue(identity.deviceInformation[$0.0] ?? Array($0.1.utf8))) })
         if model == .polarH10 {
             // Polar's measurement-data service: a vendor UUID a gateway must leave alone.
             service(polarPMDService, [

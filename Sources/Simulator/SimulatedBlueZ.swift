@@ -52,9 +52,14 @@ public actor SimulatedBlueZ {
         try configuration.validate()
         self.configuration = configuration
         self.bus = bus
-        self.devices = DeviceCatalog.devices(seed: configuration.seed, straps: configuration.straps, watches: configuration.watches,
-                                             advertising: configuration.advertising, advertisingOnly: configuration.advertisingOnly,
-                                             scales: configuration.scales)
+        var devices = DeviceCatalog.devices(seed: configuration.seed, straps: configuration.straps, watches: configuration.watches,
+                                            advertising: configuration.advertising, advertisingOnly: configuration.advertisingOnly,
+                                            scales: configuration.scales)
+        for i in devices.indices {
+            if let name = configuration.name { devices[i].name = name }
+            devices[i].deviceInformation = configuration.deviceInformation
+        }
+        self.devices = devices
         self.linkLimits = configuration.linkLimits
         self.payloadLog = try PayloadLog(path: configuration.payloadLogPath)
         let root = SeededRandom(seed: configuration.seed)

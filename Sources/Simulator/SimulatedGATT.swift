@@ -186,7 +186,7 @@ extension SimulatedBlueZ {
         var s = device.sessions[cp] ?? NotifySessions()
         guard s.acquired == nil else { throw BlueZError.notPermitted("Notify acquired") }
         guard s.clients.isEmpty else { throw DBusError(name: "org.bluez.Error.InProgress", message: "In Progress") }
-        guard c.flags.contains("notify") else { throw BlueZError.notSupported() }
+        guard c.flags.contains("notify"), !configuration.startNotifyOnly.contains(device.strap) else { throw BlueZError.notSupported() }
         let (mine, theirs) = try AcquiredNotifySocket.makePair()
         s.acquired = mine
         device.sessions[cp] = s

@@ -49,6 +49,15 @@ public struct SimulatorConfiguration: Sendable {
     public var advertisingOnly = 0
     /// Scheduled USB unplugs, timed from `start()`.
     public var unplugs: [AdapterUnplug] = []
+    /// What every device says instead of its model's, for tests of hostile devices: its
+    /// name (advertised and in BlueZ's `Name`) and Device Information strings (16-bit
+    /// characteristic UUID → the value's bytes, sent as they are).
+    public var name: String?
+    public var deviceInformation: [UInt16: [UInt8]] = [:]
+    /// Devices (by index) that refuse AcquireNotify with NotSupported, as some BlueZ
+    /// builds do: a client falls back to StartNotify for them, so one room can exercise
+    /// both notification paths.
+    public var startNotifyOnly: Set<Int> = []
 
     public init() {}
 }

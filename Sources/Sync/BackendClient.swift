@@ -103,6 +103,12 @@ public final class BackendClient: Sendable {
                 throw BackendError(kind: .invalidResponse, endpoint: endpoint, status: response.status,
                                    message: "backend answered the pairing at \(endpoint) with \(response.status) but no client_id; the backend does not follow the blegate contract")
             }
+            // The id is kept and shown as it is (`blegate devices`, every record carries
+            // it): one that is not printable text is refused, not altered.
+            guard PrintableText.isClean(pair.clientID, limit: Self.clientIDLimit) else {
+                throw BackendError(kind: .invalidResponse, endpoint: endpoint, status: response.status,
+                                   message: "backend answered the pairing at \(endpoint) with a client_id that is not printable text of at most \(Self.clientIDLimit) characters (\(PrintableText.clean(pair.clientID, limit: 40))); the backend does not follow the blegate contract")
+            }
             return pair.clientID
         case 404:
             throw BackendError(kind: .unknownCode, endpoint: endpoint, status: 404,
@@ -148,7 +154,11 @@ public final class BackendClient: Sendable {
             throw BackendError(kind: .invalidResponse, endpoint: endpoint, status: response.status,
                                message: "backend answered \(endpoint) with \(response.status) but not {inserted, duplicates, rejected}; will send again")
         }
-        let rejected = (m.rejected ?? []).map { OutboxRejection(id: $0.id, reason: $0.reason ?? "rejected by the backend without a reason") }
+        // The backend's reasons go to the cache, the journal and `blegate cache stats`:
+        // made printable here, capped, and without the token if the backend echoes it.
+        let rejected = (m.rejected ?? []).map { r in
+            OutboxRejection(id: r.id, reason: r.reason.map(rejectionReason) ?? "rejected by the backend without a reason")
+        }
         return MetricsResult(inserted: m.inserted, duplicates: m.duplicates, rejected: rejected, status: response.status)
     }
 
@@ -220,6 +230,15 @@ public final class BackendClient: Sendable {
         default:
             return BackendError(kind: .unreachable, endpoint: endpoint, message: "backend \(endpoint) unreachable: \(error)")
         }
+    }
+
+    /// The longest client id a pairing may return.
+    static let clientIDLimit = 200
+
+    /// A backend's rejection reason as the gateway keeps and shows it.
+    func rejectionReason(_ reason: String) -> String {
+        let text = PrintableText.redacting(token.token, in: reason)
+        return PrintableText.isClean(text, limit: PrintableText.messageLimit) ? text : PrintableText.clean(text, limit: PrintableText.messageLimit)
     }
 
     /// A non-2xx answer as an error, classified per docs/sync.md.

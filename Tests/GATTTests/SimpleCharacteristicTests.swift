@@ -51,4 +51,20 @@ struct SimpleCharacteristicTests {
         guard case let .deviceInformation(e) = try decode(.hardwareRevision, "C3 A9 74 C3 A9") else { Issue.record(); return }
         #expect(e.value == "\u{E9}t\u{E9}" && !e.decodedAsLatin1)
     }
+
+    @Test("device information strings from a hostile device: escape sequences, C1 controls, overrides and length made safe")
+    func hostileDeviceInformation() throws {
+        // "H10" ESC "[2J" ESC "]0;x" BEL, U+202E (UTF-8 E2 80 AE) "exe", then 300 × "A".
+        let hostile = "48 31 30 1B 5B 32 4A 1B 5D 30 3B 78 07 E2 80 AE 65 78 65 " + Array(repeating: "41", count: 300).joined(separator: " ")
+        guard case let .deviceInformation(a) = try decode(.modelNumber, hostile) else { Issue.record(); return }
+        #expect(a.value == "H10\u{FFFD}[2J\u{FFFD}]0;x\u{FFFD}\u{FFFD}exe" + String(repeating: "A", count: 64 - 17) + "…", "\(a.value)")
+        #expect(a.rawHex?.hasPrefix("4831301b5b324a") == true, "the bytes as they came, for diagnostics")
+        #expect(a.json["raw_hex"] != nil)
+        // Latin-1 turns 0x80–0x9F into C1 controls (0x9B is a one-byte CSI): those go too.
+        guard case let .deviceInformation(b) = try decode(.firmwareRevision, "31 2E 30 9B 33 31 6D") else { Issue.record(); return }
+        #expect(b.value == "1.0\u{FFFD}31m" && b.decodedAsLatin1)
+        // A clean string is untouched and carries no raw bytes.
+        guard case let .deviceInformation(c) = try decode(.serialNumber, "43 33 31 34 35 39") else { Issue.record(); return }
+        #expect(c.value == "C31459" && c.rawHex == nil && c.json["raw_hex"] == nil)
+    }
 }

@@ -134,4 +134,34 @@ struct NotifySocketReaderTests {
         reader.stop()
         await reader.remove(r)
     }
+
+    @Test("the watchdog's probe: an idle reader answers, one stuck in a handler is reported, and answers again once it goes on",
+          .timeLimit(.minutes(1)))
+    func stall() async throws {
+        let reader = try NotifySocketReader(gather: .zero)
+        defer { reader.stop() }
+        let (ours, theirs) = try pair()
+        defer { close(theirs) }
+        let held = Mutex(true)
+        let entered = Mutex(false)
+        _ = reader.add(ours, onData: { _ in
+            entered.withLock { $0 = true }
+            // A handler that does not return: the reader thread is stuck in its round.
+            while held.withLock({ $0 }) { usleep(1000) }
+        }, onHangup: {})
+        let within = Duration.milliseconds(100)
+        #expect(reader.stall(within: within) == nil, "waiting in epoll: answers")
+        #expect([UInt8]([0x06, 72]).withUnsafeBytes { send(theirs, $0.baseAddress, $0.count, 0) } == 2)
+        await waitUntil { entered.withLock { $0 } }
+        var problem: String?
+        await waitUntil {
+            problem = reader.stall(within: within)
+            return problem != nil
+        }
+        #expect(problem?.hasPrefix("a round of reading under way for ") == true, "\(problem ?? "nil")")
+        held.withLock { $0 = false }
+        await waitUntil { reader.stall(within: within) == nil }
+        #expect(reader.stall(within: within) == nil)
+        #expect(reader.datagramCount == 1)
+    }
 }

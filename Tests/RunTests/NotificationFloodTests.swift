@@ -2,8 +2,10 @@
 import BlegateTestSupport
 import Foundation
 import GatewayService
+import JSON
 import Simulator
 import Testing
+import WearMetrics
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -19,64 +21,129 @@ private func residentKiB(_ pid: Int32) -> Int? {
 
 @Suite("Devices that send too much", .serialized)
 struct NotificationFloodTests {
-    @Test("64 KiB values and notifications far faster than a heart are dropped, counted and flagged; RR per record is capped; memory stays flat")
+    /// One room, both notification paths: straps 0–3 refuse AcquireNotify and stream
+    /// through StartNotify (D-Bus signals, values of any length), straps 4–7 through
+    /// AcquireNotify sockets (a datagram longer than the reader's 1 KiB slot arrives cut to
+    /// it, still longer than BLE allows). On each path: two straps with values of 64 KiB at
+    /// 10 Hz, one with 512-byte values at 50 Hz, and a calm one.
+    static let startStraps = 0..<4, acquireStraps = 4..<8
+
+    @Test("64 KiB values and notifications far faster than a heart, through StartNotify and AcquireNotify: dropped, counted and flagged; RR per record capped; the cache takes no more records than the rate limit allows; memory stays flat",
+          .timeLimit(.minutes(4)))
     func flood() async throws {
         try await withSimulator({ c in
-            c.straps = 5
+            c.straps = 8
             c.seed = 43
             c.rate = 1
+            c.startNotifyOnly = Set(Self.startStraps)
         }) { bus, sim in
             let f = try RunFixture()
-            // StartNotify: values of any length reach the gateway as D-Bus signals.
-            try f.writeConfig(backendURL: nil, extra: "[bluetooth]\nnotify = \"start\"\n")
+            try f.writeConfig(backendURL: nil)
             let run = try await f.run(bus: bus.address)
-            #expect(await run.waitForStdout("connected ", count: 5, timeout: 90), "\(run.stdout)\n\(run.stderr)")
+            #expect(await run.waitForStdout("] connected ", count: 8, timeout: 90), "\(run.stdout)\n\(run.stderr)")
+            let devices = sim.devices.map(\.address)
+            for (i, d) in devices.enumerated() {
+                let method = Self.startStraps.contains(i) ? "StartNotify" : "AcquireNotify"
+                #expect(run.stdout.split(separator: "\n").contains { $0.contains("connected") && $0.contains(d) && $0.contains("via \(method)") },
+                        "\(d) streams via \(method)")
+            }
             let streaming = try await eventually(timeout: 60) {
-                try await f.status().devices.filter { $0.state == "streaming" && $0.lastHeartRate != nil }.count == 5
+                try await f.status().devices.filter { $0.state == "streaming" && $0.lastHeartRate != nil }.count == 8
             }
             let first = try await f.status()
             #expect(streaming, "\(first.json())")
 
             // Memory before the flood, after the warm-up (HRV windows, page caches).
             var before: [Int] = []
-            for _ in 0..<10 {
+            for _ in 0..<8 {
                 before.append(residentKiB(run.pid) ?? 0)
                 try await Task.sleep(for: .seconds(1))
             }
             let baseline = before.max() ?? 0
 
-            let devices = sim.devices.map(\.address)
-            let huge = Array(devices[0..<3]), fast = devices[3], calm = devices[4]
-            for d in huge { #expect(await sim.setFlood(d, rate: 10, bytes: 65_536) == 1) }
-            #expect(await sim.setFlood(fast, rate: 50, bytes: 512) == 1)
+            // Per path: two straps flood with 64 KiB values, one with 512-byte values at
+            // 50 Hz; the last is calm.
+            let hugeStart = [devices[0], devices[1]], fastStart = devices[2], calmStart = devices[3]
+            let hugeAcquire = [devices[4], devices[5]], fastAcquire = devices[6], calmAcquire = devices[7]
+            for d in hugeStart + hugeAcquire { #expect(await sim.setFlood(d, rate: 10, bytes: 65_536) == 1) }
+            for d in [fastStart, fastAcquire] { #expect(await sim.setFlood(d, rate: 50, bytes: 512) == 1) }
+            let floodFrom = UTCTimestamp.now
             let start = try await f.status()
             let started = ContinuousClock.now
             var peak = 0
-            for _ in 0..<45 {
+            for _ in 0..<40 {
                 peak = max(peak, residentKiB(run.pid) ?? 0)
                 try await Task.sleep(for: .seconds(1))
             }
-            let seconds = (ContinuousClock.now - started) / .seconds(1)
             let end = try await f.status()
-            print("flood: RSS \(baseline / 1024) MiB before, peak \(peak / 1024) MiB during \(Int(seconds)) s of 3 × 64 KiB at 10 Hz and 512 B at 50 Hz")
+            let floodTo = UTCTimestamp.now
+            let seconds = (ContinuousClock.now - started) / .seconds(1)
+            for d in hugeStart + hugeAcquire + [fastStart, fastAcquire] { #expect(await sim.setFlood(d, rate: 0, bytes: 0) == 1) }
+            print("flood: RSS \(baseline / 1024) MiB before, peak \(peak / 1024) MiB during \(Int(seconds)) s of 4 × 64 KiB at 10 Hz and 2 × 512 B at 50 Hz, half through each notification path")
             #expect(peak - baseline < 16 * 1024, "RSS grew from \(baseline) KiB to \(peak) KiB")
 
             func device(_ r: StatusReport, _ a: String) -> StatusReport.DeviceStatus? { r.devices.first { $0.address == a } }
-            for d in huge {
+            for d in hugeStart + hugeAcquire {
                 let s = try #require(device(end, d))
                 #expect((s.oversized ?? 0) > 0 && s.flag?.contains("longer than BLE allows") == true, "\(s)")
             }
-            let f0 = try #require(device(start, fast)), f1 = try #require(device(end, fast))
-            #expect((f1.tooFast ?? 0) > 0 && f1.flag?.contains("faster than a heart beats") == true, "\(f1)")
-            #expect((f1.rrDropped ?? 0) > 0, "512-byte values carry 255 RR intervals; a record keeps 16: \(f1)")
-            // Accepted: at most 5 a second plus the burst, of the 50 a second sent.
-            let accepted = (f1.notifications ?? 0) - (f0.notifications ?? 0)
-            #expect(accepted <= Int(5 * seconds) + 10 + 5, "accepted \(accepted) in \(seconds) s")
-            #expect(accepted >= Int(4 * seconds), "a fast device still gives its records: \(accepted) in \(seconds) s")
-            let quiet = try #require(device(end, calm))
-            #expect(quiet.flag == nil && quiet.tooFast == 0 && quiet.oversized == 0 && quiet.state == "streaming", "\(quiet)")
+            for d in [fastStart, fastAcquire] {
+                let f0 = try #require(device(start, d)), f1 = try #require(device(end, d))
+                #expect((f1.tooFast ?? 0) > 0 && f1.flag?.contains("faster than a heart beats") == true, "\(f1)")
+                #expect((f1.rrDropped ?? 0) > 0, "512-byte values carry 255 RR intervals; a record keeps 16: \(f1)")
+                // Accepted: at most 5 a second plus the burst, of the 50 a second sent.
+                let accepted = (f1.notifications ?? 0) - (f0.notifications ?? 0)
+                #expect(accepted <= Int(5 * seconds) + 10 + 5, "\(d): accepted \(accepted) in \(seconds) s")
+                #expect(accepted >= Int(4 * seconds), "a fast device still gives its records: \(d): \(accepted) in \(seconds) s")
+            }
+            for d in [calmStart, calmAcquire] {
+                let quiet = try #require(device(end, d))
+                #expect(quiet.flag == nil && quiet.tooFast == 0 && quiet.oversized == 0 && quiet.state == "streaming", "\(quiet)")
+            }
             #expect(run.stdout.contains("notifications dropped"), "the journal says it")
-            #expect(end.errors.contains { $0.message.contains(fast) }, "\(end.errors)")
+            #expect(end.errors.contains { $0.message.contains(fastStart) } && end.errors.contains { $0.message.contains(fastAcquire) }, "\(end.errors)")
+
+            // The cache took no more than the limits allow: the heart-rate records measured
+            // during the flood, counted in the cache once every one of them is committed
+            // (a later record of each flooding strap is).
+            let window = floodFrom.millisecondsSince1970...floodTo.millisecondsSince1970
+            var counts: [String: (inWindow: Int, after: Int)] = [:]
+            var all: [String: Int] = [:]
+            let committed = await eventually(timeout: 60) {
+                let export = await f.cli("cache export --since '\(floodFrom.iso8601)'")
+                guard export.status == 0 else { return false }
+                counts = [:]
+                all = [:]
+                for line in export.out.split(separator: "\n") {
+                    guard let r = try? JSONValue.parse(String(line)), let id = r["device_id"]?.stringValue,
+                          let t = r["timestamp"]?.stringValue.flatMap(UTCTimestamp.init(iso8601:)) else { continue }
+                    if window.contains(t.millisecondsSince1970) { all[id, default: 0] += 1 }
+                    guard r["metrics"]?["hr"] != nil, r["meta"]?["hr_source"]?.stringValue != "advertisement" else { continue }
+                    var c = counts[id] ?? (0, 0)
+                    if window.contains(t.millisecondsSince1970) { c.inWindow += 1 } else if t.millisecondsSince1970 > window.upperBound { c.after += 1 }
+                    counts[id] = c
+                }
+                return (hugeStart + hugeAcquire + [fastStart, fastAcquire]).allSatisfy { (counts[$0]?.after ?? 0) >= 2 }
+            }
+            #expect(committed, "records after the flood committed: \(counts)")
+            let span = Double(window.upperBound - window.lowerBound) / 1000
+            for d in [fastStart, fastAcquire] {
+                let n = counts[d]?.inWindow ?? 0
+                // 5 a second and the burst of 10; a second more for the stamps (arrival) and
+                // the bucket (processing) to differ by.
+                #expect(n <= Int(5 * (span + 1)) + 10, "\(d): \(n) heart-rate records in the cache for \(span) s of 50 a second")
+                #expect(n >= Int(4 * seconds), "\(d): \(n) records")
+            }
+            // Every record of every strap, HRV reports (one per 5 s) and battery and Device
+            // Information included: the heart-rate bound plus those.
+            for d in devices {
+                let n = all[d] ?? 0
+                #expect(n <= Int(5 * (span + 1)) + 10 + Int(span / 5) + 4, "\(d): \(n) records in the cache for \(span) s")
+            }
+            for d in hugeStart + hugeAcquire {
+                #expect((counts[d]?.inWindow ?? 0) == 0, "\(d): every 64 KiB value dropped, none in the cache: \(counts[d] ?? (0, 0))")
+            }
+            print("flood: heart-rate records in the cache over \(span) s: " + devices.map { "\($0.suffix(5)) \(counts[$0]?.inWindow ?? 0)" }.joined(separator: ", "))
 
             run.signal(SIGTERM)
             #expect(await run.wait(timeout: 60) == 0, "\(run.stdout)\n\(run.stderr)")

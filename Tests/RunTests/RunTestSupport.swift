@@ -128,3 +128,67 @@ func withSimulator(_ configure: (inout SimulatorConfiguration) -> Void,
     try await withSimulatorOnPrivateBus(configure, body)
 }
 
+/// Resident memory of a process, MiB (0 when it is gone).
+func residentMiB(_ pid: Int32) -> Int {
+    guard let status = readFile("/proc/\(pid)/status") else { return 0 }
+    for line in status.split(separator: "\n") where line.hasPrefix("VmRSS:") {
+        return (Int(line.split(separator: " ", omittingEmptySubsequences: true)[1]) ?? 0) / 1024
+    }
+    return 0
+}
+
+/// Asks the status socket every 250 ms on a thread of its own (the ask blocks), timing
+/// each answer and keeping the device count hci0 reports.
+final class StatusPoller: @unchecked Sendable {
+    struct Answer { var seconds: Double }
+
+    let socket: String
+    let pid: Int32
+    private let lock = NSLock()
+    private var running = true
+    private var _answers: [Answer] = []
+    private var _failures: [String] = []
+    private var _lastDevices: Int?
+    private var _peakRSS = 0
+    private var thread: Thread?
+
+    init(socket: String, pid: Int32) {
+        self.socket = socket
+        self.pid = pid
+    }
+
+    var peakRSS: Int { lock.withLock { _peakRSS } }
+
+    var answers: [Answer] { lock.withLock { _answers } }
+    var failures: [String] { lock.withLock { _failures } }
+    var lastDevices: Int? { lock.withLock { _lastDevices } }
+
+    func start() {
+        let t = Thread { [self] in
+            while lock.withLock({ running }) {
+                let start = ContinuousClock.now
+                do {
+                    let line = try StatusClient.ask(socket, .status, timeout: .seconds(10))
+                    let seconds = (ContinuousClock.now - start) / .seconds(1)
+                    let report = try StatusReport(json: line)
+                    let rss = residentMiB(pid)
+                    lock.withLock {
+                        _answers.append(Answer(seconds: seconds))
+                        _lastDevices = report.adapters?.first?.devices
+                        _peakRSS = max(_peakRSS, rss)
+                    }
+                } catch {
+                    lock.withLock { _failures.append("\(error)") }
+                }
+                Thread.sleep(forTimeInterval: 0.25)
+            }
+        }
+        thread = t
+        t.start()
+    }
+
+    func stop() {
+        lock.withLock { running = false }
+        while thread?.isFinished == false { Thread.sleep(forTimeInterval: 0.05) }
+    }
+}

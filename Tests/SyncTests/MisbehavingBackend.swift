@@ -22,6 +22,9 @@ final class MisbehavingBackend: Sendable {
         case oversized(bytes: Int, declared: Bool)
         /// `status` with this `Location` (`{port}` is replaced by the server's port).
         case redirect(status: Int, location: String)
+        /// `status` with this JSON body, to every request on the connection: a backend
+        /// that says what it likes (hostile texts in its answers).
+        case json(status: Int, body: String)
     }
 
     struct Observed: Sendable {
@@ -154,6 +157,13 @@ final class MisbehavingBackend: Sendable {
             }
             // All of it went into the socket buffers: wait for the client to hang up.
             while !clientHungUp(fd, waitingMilliseconds: 1000), !stopped {}
+        case let .json(status, body):
+            repeat {
+                let bytes = Array(body.utf8)
+                guard send(fd, "HTTP/1.1 \(status) Answer\r\nContent-Type: application/json\r\nContent-Length: \(bytes.count)\r\n\r\n"),
+                      sendBytes(fd, bytes[...]), readRequest(fd) else { return }
+                state.withLock { $0.observed.requests += 1 }
+            } while !stopped
         case let .redirect(status, location):
             let target = location.replacingOccurrences(of: "{port}", with: String(port))
             // Every request on the connection gets the redirect (a client following it to
