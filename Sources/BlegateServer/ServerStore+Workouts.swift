@@ -7,9 +7,11 @@ extension ServerStore {
     /// belong to one class visit.
     static let mergeGapSeconds = 300
 
-    /// Stores workouts (POST: new ids only; PUT: `replace`, an id held is overwritten and
-    /// counted as inserted) and refreshes each member's merged workout, one transaction
-    /// per workout under a per-member lock so two gateways' workouts merge into one.
+    /// Stores workouts (POST: new ids only; PUT: `replace`, an id held is overwritten) and
+    /// refreshes each member's merged workout, one transaction per workout under a
+    /// per-member lock so two gateways' workouts merge into one. As the contract says, an
+    /// id the server already held is a `duplicate` either way (replaced or not), a new id
+    /// `inserted`.
     func accept(workouts: [JSONValue], gateway: String, replace: Bool) async throws -> BatchOutcome {
         var outcome = BatchOutcome()
         var seen: Set<String> = []
@@ -29,6 +31,8 @@ extension ServerStore {
         return outcome
     }
 
+    /// True when the id was new (inserted), false when the server held it (a duplicate,
+    /// replaced when `replace`).
     private func store(workout w: JSONValue, id: String, gateway: String, replace: Bool) async throws -> Bool {
         let clientID = w["client_id"]?.stringValue
         let className = w["class_name"]?.stringValue
@@ -94,7 +98,7 @@ extension ServerStore {
             } else if let previousGroup {
                 try await refresh(group: previousGroup, on: c)
             }
-            return true
+            return !exists
         }
     }
 

@@ -78,7 +78,8 @@ struct IngestTests {
         let corrected = Make.workout(id: id, gateway: "gw-a", start: "2026-11-25T07:00:00.000Z", end: "2026-11-25T07:46:00.000Z", duration: 2760, maxHR: 181)
         let other = Make.workout(gateway: "gw-a", className: "Spin 9am", start: "2026-11-25T09:00:00.000Z", end: "2026-11-25T09:30:00.000Z", duration: 1800)
         let w3 = try await h.send("/api/v1/workouts", Make.workouts(gateway: "gw-a", [corrected, other]), token: token, method: .PUT)
-        #expect(w3.body == #"{"inserted":2,"duplicates":0,"rejected":[]}"#)
+        // The contract: a replaced id is a duplicate (the server held it), the new one inserted.
+        #expect(w3.body == #"{"inserted":1,"duplicates":1,"rejected":[]}"#)
         let listed = try await h.get("/api/v1/members/c-1/workouts")
         let workouts = listed.json?["workouts"]?.arrayValue ?? []
         #expect(workouts.count == 2)
