@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 import JSON
+import Outbox
 import PostgresNIO
 
 /// The batch answer of every ingest endpoint: `inserted + duplicates + rejected.count` is
@@ -35,7 +36,7 @@ extension ServerStore {
         var ids: [String] = [], clients: [String] = [], devices: [String] = [], sources: [String] = []
         var times: [String] = [], hrs: [Double] = [], bodies: [String] = []
         for r in records {
-            if let problem = Validation.recordProblem(r) {
+            if let problem = ContractValidation.recordProblem(r) {
                 outcome.rejected.append((r["id"]?.stringValue ?? "", problem))
                 continue
             }
@@ -124,7 +125,7 @@ extension ServerStore {
         var ids: [String] = [], clients: [String] = [], names: [String] = [], values: [Double] = [], units: [String] = []
         var times: [String] = [], devices: [String] = [], bodies: [String] = []
         for m in metrics {
-            if let problem = Validation.profileMetricProblem(m) {
+            if let problem = ContractValidation.profileMetricProblem(m) {
                 outcome.rejected.append((m["id"]?.stringValue ?? "", problem))
                 continue
             }

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 import JSON
+import Outbox
 import PostgresNIO
 
 extension ServerStore {
@@ -16,7 +17,7 @@ extension ServerStore {
         var outcome = BatchOutcome()
         var seen: Set<String> = []
         for w in workouts {
-            if let problem = Validation.workoutProblem(w) {
+            if let problem = ContractValidation.workoutProblem(w) {
                 outcome.rejected.append((w["id"]?.stringValue ?? "", problem))
                 continue
             }

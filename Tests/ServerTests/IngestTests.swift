@@ -58,7 +58,7 @@ struct IngestTests {
         let s2 = try await h.send("/api/v1/samples", "{\"samples\":[\(samples.joined(separator: ","))]}", token: token)
         #expect(s2.body == #"{"inserted":0,"duplicates":3}"#)
         let badSample = try await h.send("/api/v1/samples", #"{"samples":[{"uuid":"x"}]}"#, token: token)
-        #expect(badSample.status == 400 && badSample.json?["error"]?.stringValue == "samples[0].uuid: must be a UUID")
+        #expect(badSample.status == 400 && badSample.json?["error"]?.stringValue == "samples[0].uuid: must be a UUID string (8-4-4-4-12 hex)")
 
         let metrics = [Make.profileMetric(), Make.profileMetric(metric: "height", value: 180, unit: "cm")]
         let wrongUnit = Make.profileMetric(metric: "height", value: 180, unit: "kg")
@@ -88,7 +88,7 @@ struct IngestTests {
         #expect(hiit?["end_time"]?.stringValue == "2026-11-25T07:46:00.000Z")
         let badWorkout = #"{"id":"\#(UUID().uuidString)","workout_type":"swim"}"#
         let w4 = try await h.send("/api/v1/workouts", Make.workouts(gateway: "gw-a", [badWorkout]), token: token)
-        #expect(w4.json?["rejected"]?.arrayValue?.first?["reason"]?.stringValue == "device_id: must be a non-empty string")
+        #expect(w4.json?["rejected"]?.arrayValue?.first?["reason"]?.stringValue == "source: must be \"blegate\"")
         #expect(try await h.store.counts()["workouts"] == 2)
     }
 

@@ -102,7 +102,13 @@ struct ServerHarness: Sendable {
     /// A gateway's request: the body gzip-compressed, a bearer token, the two headers.
     func send(_ path: String, _ body: String, token: String?, method: HTTPMethod = .POST, gzip: Bool = true,
               outboxDepth: Int? = nil, version: String? = nil) async throws -> Answer {
-        var request = BackendHTTPClient.Request(method: method, url: baseURL + path)
+        try await Self.send(to: baseURL + path, body, token: token, method: method, gzip: gzip, outboxDepth: outboxDepth, version: version)
+    }
+
+    /// A gateway's request to any backend (this server, the loopback test backend).
+    static func send(to url: String, _ body: String, token: String?, method: HTTPMethod = .POST, gzip: Bool = true,
+                     outboxDepth: Int? = nil, version: String? = nil) async throws -> Answer {
+        var request = BackendHTTPClient.Request(method: method, url: url)
         if let token { request.headers.add(name: "Authorization", value: "Bearer \(token)") }
         if let outboxDepth { request.headers.add(name: "Blegate-Outbox-Depth", value: String(outboxDepth)) }
         if let version { request.headers.add(name: "Blegate-Version", value: version) }
@@ -120,13 +126,13 @@ struct ServerHarness: Sendable {
     func get(_ path: String, token: String? = nil) async throws -> Answer {
         var request = BackendHTTPClient.Request(method: .GET, url: baseURL + path)
         request.headers.add(name: "Authorization", value: "Bearer \(token ?? staffToken)")
-        return try await execute(request)
+        return try await Self.execute(request)
     }
 
     /// The gateway's own HTTP client, one keep-alive connection for the suite.
     private static let http = BackendHTTPClient(answerLimit: 64 << 20)
 
-    private func execute(_ request: BackendHTTPClient.Request) async throws -> Answer {
+    private static func execute(_ request: BackendHTTPClient.Request) async throws -> Answer {
         let answer = try await Self.http.execute(request, timeout: .seconds(30))
         return Answer(status: answer.status, body: String(buffer: answer.body),
                       headers: answer.headers.map { ($0.name, $0.value) })
