@@ -155,12 +155,13 @@ enum Make {
 
     static func workout(id: String = UUID().uuidString.lowercased(), client: String? = "c-1", gateway: String, className: String? = "HIIT 7am",
                         start: String, end: String, duration: Int, avgHR: Double = 140, maxHR: Int = 175, minHR: Int = 95,
-                        kcal: Double? = 300, zones: [Int]? = nil, points: Double = 30, coverage: Double = 1) -> String {
+                        kcal: Double? = 300, zones: [Int]? = nil, points: Double = 30, coverage: Double = 1,
+                        device: String = "A0:9E:1A:00:00:01") -> String {
         let c = client.map { "\"\($0)\"" } ?? "null"
         let k = className.map { "\"\($0)\"" } ?? "null"
         let z = zones ?? [0, duration / 5, duration / 5, duration / 5, duration / 5, duration - 4 * (duration / 5)]
         return """
-        {"id":"\(id)","client_id":\(c),"source":"blegate","gateway_id":"\(gateway)","device_id":"A0:9E:1A:00:00:01","workout_type":"hiit",\
+        {"id":"\(id)","client_id":\(c),"source":"blegate","gateway_id":"\(gateway)","device_id":"\(device)","workout_type":"hiit",\
         "class_name":\(k),"start_time":"\(start)","end_time":"\(end)","duration_seconds":\(duration),"calories_active":\(kcal.map { "\($0)" } ?? "null"),\
         "avg_heart_rate":\(avgHR),"max_heart_rate":\(maxHR),"min_heart_rate":\(minHR),"seconds_in_zone":\(z),"effort_points":\(points),\
         "trimp":50.0,"coverage":\(coverage),"formulas":{"zones":"z1","kcal":"k1","points":"p1"},"source_device":"Polar H10"}
