@@ -33,6 +33,13 @@ struct AdminCommandTests {
         }
         #expect(steps == [1, 2, 3])
 
+        // A database out of reach is named with the server's reason at once, not after the pool's retries.
+        var missing = database
+        missing.database = "no_such_db"
+        let unreachable = await shell("'\(ServerProcess.binary)' gateway list --database-url '\(missing)' 2>&1")
+        #expect(unreachable.status != 0 && unreachable.out.contains("cannot connect to \(missing): database \"no_such_db\" does not exist"),
+                "\(unreachable.out)")
+
         let added = await run("gateway add room-1")
         let token = added.out.trimmingCharacters(in: .whitespacesAndNewlines)
         #expect(added.status == 0 && isToken(token), "\(added.out)")
