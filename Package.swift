@@ -76,8 +76,9 @@ let package = Package(
         // Outside text (device names, backend messages) made safe to print.
         .target(name: "PrintableText"),
         .target(name: "BlueZ", dependencies: ["DBus", "PrintableText"]),
-        // The cache-to-sync contract, so neither side depends on the other.
-        .target(name: "Outbox", dependencies: ["WearMetrics"]),
+        // The cache-to-sync contract, so neither side depends on the other; and the backend
+        // contract's checks of ids, times and every item a gateway sends, which both backends judge with.
+        .target(name: "Outbox", dependencies: ["WearMetrics", "JSON", "Timing"]),
         // Reconnect pacing, slots and device selection: pure policy, no bus.
         .target(name: "LinkPolicy", dependencies: ["Timing", "PrintableText"]),
         // Malloc arenas and trimming for the long-running processes.
@@ -148,7 +149,7 @@ let package = Package(
         .target(
             name: "TestBackend",
             dependencies: [
-                "Outbox", "WearMetrics", "Timing", "HTTPListening",
+                "Outbox", "WearMetrics", "JSON", "Timing", "HTTPListening",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -198,9 +199,10 @@ let package = Package(
         .target(
             name: "BlegateServer",
             dependencies: [
-                "JSON", "Outbox", "HTTPListening", "Timing",
+                "JSON", "Outbox", "HTTPListening",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -308,15 +310,17 @@ let package = Package(
             name: "CacheTests",
             dependencies: ["Cache", "Config", "Outbox", "WearMetrics", "GATT", "JSON", "BlegateTestSupport", "SQLite"]
         ),
-        // blegate-server against a real PostgreSQL the suite starts itself (Tests/ServerTests/PostgresFixture.swift).
+        // blegate-server against a real PostgreSQL the suite starts itself (Tests/ServerTests/PostgresFixture.swift);
+        // the contract's checks at both backends.
         .testTarget(
             name: "ServerTests",
             dependencies: [
-                "BlegateServer", "JSON", "BlegateTestSupport", "BackendHTTP",
+                "BlegateServer", "JSON", "BlegateTestSupport", "BackendHTTP", "TestBackend",
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "CompressNIO", package: "compress-nio"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
             ],
             exclude: ["staff_browser.py"]
         ),

@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: MIT
 import Logging
+import NIOSSL
 import PostgresNIO
 
 /// `postgres://user:password@host:port/database`, or a unix socket as
 /// `postgres://user@/database?host=/run/postgresql` (libpq's spelling), so one flag
-/// (`--database-url`, `BLEGATE_DATABASE_URL`) reaches either.
+/// (`--database-url`, `BLEGATE_DATABASE_URL`) reaches either. Over TCP, `sslmode` (and
+/// `sslrootcert`) choose TLS as libpq does; a unix socket never uses TLS.
 public struct DatabaseURL: Sendable, Equatable, CustomStringConvertible {
     public var user: String
     public var password: String?
@@ -12,6 +14,25 @@ public struct DatabaseURL: Sendable, Equatable, CustomStringConvertible {
     public var port: Int
     public var socketDirectory: String?
     public var database: String
+    public var sslMode: SSLMode
+    /// PEM file of the certificate authorities to trust (`sslrootcert`); else the system's.
+    public var sslRootCert: String?
+
+    /// libpq's `sslmode` values that PostgresNIO can honour (`allow`, plain text first, it cannot).
+    public enum SSLMode: String, Sendable, Equatable, CaseIterable {
+        /// Plain text.
+        case disable
+        /// TLS when the server offers it, else plain text; the certificate is not checked.
+        /// libpq's default, and this one's.
+        case prefer
+        /// TLS or no connection; the certificate is not checked (it is against `sslrootcert`
+        /// when one is given, as libpq does).
+        case require
+        /// TLS, with a certificate signed by a trusted authority, for any host name.
+        case verifyCA = "verify-ca"
+        /// TLS, with a trusted certificate for the host connected to.
+        case verifyFull = "verify-full"
+    }
 
     public struct Invalid: Error, CustomStringConvertible {
         public var description: String
@@ -64,6 +85,8 @@ public struct DatabaseURL: Sendable, Equatable, CustomStringConvertible {
         database = Self.decode(path)
         if database.isEmpty { throw Invalid(description: "database URL names no database: \(text)") }
         socketDirectory = nil
+        sslMode = .prefer
+        sslRootCert = nil
         for pair in query.split(separator: "&") {
             let kv = pair.split(separator: "=", maxSplits: 1)
             guard kv.count == 2 else { continue }
@@ -73,16 +96,41 @@ public struct DatabaseURL: Sendable, Equatable, CustomStringConvertible {
             case "port":
                 guard let p = Int(kv[1]) else { throw Invalid(description: "database URL: bad port in \(text)") }
                 port = p
+            case "sslmode":
+                guard let mode = SSLMode(rawValue: Self.decode(kv[1])) else {
+                    let known = SSLMode.allCases.map(\.rawValue).joined(separator: ", ")
+                    throw Invalid(description: "database URL: sslmode must be one of \(known), got \(Self.decode(kv[1]))")
+                }
+                sslMode = mode
+            case "sslrootcert": sslRootCert = Self.decode(kv[1])
             default: continue
             }
         }
         if host == nil && socketDirectory == nil { host = "127.0.0.1" }
     }
 
-    /// The connection without the password.
+    /// The connection without the password (a URL that means the same otherwise).
     public var description: String {
         if let socketDirectory { return "postgres://\(user)@/\(database)?host=\(socketDirectory)&port=\(port)" }
-        return "postgres://\(user)@\(host ?? ""):\(port)/\(database)"
+        var options: [String] = []
+        if sslMode != .prefer { options.append("sslmode=\(sslMode.rawValue)") }
+        if let sslRootCert { options.append("sslrootcert=\(sslRootCert)") }
+        return "postgres://\(user)@\(host ?? ""):\(port)/\(database)" + (options.isEmpty ? "" : "?" + options.joined(separator: "&"))
+    }
+
+    /// What `sslMode` asks of a TCP connection: nil for plain text (`disable`, or a unix
+    /// socket), else the TLS configuration and whether a server without TLS is refused.
+    public var tls: (configuration: TLSConfiguration, required: Bool)? {
+        guard socketDirectory == nil, sslMode != .disable else { return nil }
+        var t = TLSConfiguration.makeClientConfiguration()
+        if let sslRootCert { t.trustRoots = .file(sslRootCert) }
+        switch sslMode {
+        case .disable, .prefer: t.certificateVerification = .none
+        case .require: t.certificateVerification = sslRootCert == nil ? .none : .noHostnameVerification
+        case .verifyCA: t.certificateVerification = .noHostnameVerification
+        case .verifyFull: t.certificateVerification = .fullVerification
+        }
+        return (t, sslMode != .prefer)
     }
 
     public var clientConfiguration: PostgresClient.Configuration {
@@ -90,7 +138,8 @@ public struct DatabaseURL: Sendable, Equatable, CustomStringConvertible {
         if let socketDirectory {
             c = .init(unixSocketPath: "\(socketDirectory)/.s.PGSQL.\(port)", username: user, password: password, database: database)
         } else {
-            c = .init(host: host ?? "127.0.0.1", port: port, username: user, password: password, database: database, tls: .disable)
+            let mode: PostgresClient.Configuration.TLS = tls.map { $0.required ? .require($0.configuration) : .prefer($0.configuration) } ?? .disable
+            c = .init(host: host ?? "127.0.0.1", port: port, username: user, password: password, database: database, tls: mode)
         }
         c.options.maximumConnections = 16
         c.options.minimumConnections = 1
@@ -109,5 +158,50 @@ public struct DatabaseURL: Sendable, Equatable, CustomStringConvertible {
             }
         }
         return String(decoding: out, as: UTF8.self)
+    }
+}
+
+extension DatabaseURL {
+    /// Why the database could not be reached: the connection's own error (authentication,
+    /// the TLS handshake, a refused connection), which the connection pool hides behind a
+    /// minute of retries and "circuit breaker tripped".
+    public struct Unreachable: Error, CustomStringConvertible {
+        public var description: String
+    }
+
+    /// One connection, opened and closed, so a command can say at once why the database is
+    /// out of reach (a wrong `sslrootcert`, a role peer authentication refuses, no server).
+    public func probe(logger: Logger) async throws(Unreachable) {
+        let configuration: PostgresConnection.Configuration
+        if let socketDirectory {
+            configuration = .init(unixSocketPath: "\(socketDirectory)/.s.PGSQL.\(port)", username: user, password: password, database: database)
+        } else {
+            var mode = PostgresConnection.Configuration.TLS.disable
+            if let tls {
+                do {
+                    let context = try NIOSSLContext(configuration: tls.configuration)
+                    mode = tls.required ? .require(context) : .prefer(context)
+                } catch {
+                    throw Unreachable(description: "cannot use TLS for \(self): \(error)" + (sslRootCert.map { " (sslrootcert \($0))" } ?? ""))
+                }
+            }
+            configuration = .init(host: host ?? "127.0.0.1", port: port, username: user, password: password, database: database, tls: mode)
+        }
+        do {
+            let connection = try await PostgresConnection.connect(configuration: configuration, id: 0, logger: logger)
+            try? await connection.close()
+        } catch {
+            throw Unreachable(description: "cannot connect to \(self): \(Self.reason(error))")
+        }
+    }
+
+    /// The server's message, or the underlying error, without PostgresNIO's redaction.
+    static func reason(_ error: any Error) -> String {
+        if let e = error as? PSQLError {
+            if let message = e.serverInfo?[.message] { return message }
+            if let underlying = e.underlying { return String(describing: underlying) }
+            return "\(e.code)"
+        }
+        return String(describing: error)
     }
 }

@@ -201,6 +201,12 @@ enum Migrations {
             "INSERT INTO record_seconds SELECT * FROM record_seconds_unpartitioned",
             "DROP TABLE record_seconds_unpartitioned",
         ]),
+        // Who wears a strap, for records and workouts a gateway sends without a client id
+        // (docs/server.md, "A member's strap in every room"): the latest pairing of the device
+        // at or before a time, found by this index.
+        (3, "pairings by device and time", [
+            "CREATE INDEX pairing_codes_device ON pairing_codes (device_address, used_at DESC) WHERE used_at IS NOT NULL",
+        ]),
     ]
 
     /// Applies the steps not yet recorded; returns the versions it applied.

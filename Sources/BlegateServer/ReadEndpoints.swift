@@ -2,6 +2,7 @@
 import Hummingbird
 import JSON
 import NIOCore
+import Outbox
 
 /// `GET /api/v1/members/{client_id}/workouts|heart-rate|workouts.csv`: a member's history
 /// for the staff and a coach, paged with an opaque cursor (`next_cursor`, then `?cursor=`).
@@ -41,7 +42,7 @@ struct ReadEndpoints {
             var bounds: [String?] = []
             for key: Substring in ["from", "to"] {
                 guard let v = q[key].map(String.init) else { bounds.append(nil); continue }
-                guard Validation.isTimestamp(v) else { return ServerResponder.json(400, ServerResponder.error("\(key): must be an ISO 8601 time")) }
+                guard ContractTimestamp.isValid(v) else { return ServerResponder.json(400, ServerResponder.error("\(key): must be an ISO 8601 time")) }
                 bounds.append(v)
             }
             let page = try await store.heartRate(clientID: clientID, from: bounds[0], to: bounds[1], limit: limit, after: cursor)

@@ -4,6 +4,7 @@ import Hummingbird
 import JSON
 import Logging
 import NIOCore
+import Outbox
 
 /// Routes every request: the gateway contract (docs/backend-openapi.yaml), the staff's
 /// read endpoints and page, and a health check for load balancers.
@@ -127,15 +128,7 @@ struct ServerResponder: HTTPResponder {
         if path == "/api/v1/samples" {
             guard case let .array(items)? = body["samples"] else { return Self.json(400, Self.error("samples: required array")) }
             for (i, s) in items.enumerated() {
-                guard let uuid = s["uuid"]?.stringValue, Validation.isUUID(uuid) else { return Self.json(400, Self.error("samples[\(i)].uuid: must be a UUID")) }
-                guard let type = s["dataType"]?.stringValue, !type.isEmpty else { return Self.json(400, Self.error("samples[\(i)].dataType: required")) }
-                guard s["value"]?.doubleValue != nil else { return Self.json(400, Self.error("samples[\(i)].value: must be a number")) }
-                guard s["unit"]?.stringValue != nil else { return Self.json(400, Self.error("samples[\(i)].unit: required")) }
-                for key in ["startDate", "endDate"] {
-                    guard let d = s[key]?.stringValue, Validation.isTimestamp(d) else {
-                        return Self.json(400, Self.error("samples[\(i)].\(key): must be an ISO 8601 time"))
-                    }
-                }
+                if let problem = ContractValidation.sampleProblem(s) { return Self.json(400, Self.error("samples[\(i)].\(problem)")) }
             }
             let (inserted, duplicates) = try await store.accept(samples: items, gateway: gateway)
             return Self.json(200, .object([("inserted", .int(inserted)), ("duplicates", .int(duplicates))]))

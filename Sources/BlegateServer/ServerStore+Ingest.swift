@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 import JSON
+import Outbox
 import PostgresNIO
 
 /// The batch answer of every ingest endpoint: `inserted + duplicates + rejected.count` is
@@ -23,19 +24,33 @@ public struct BatchOutcome: Sendable, Equatable {
 }
 
 extension ServerStore {
+    /// The member a device was paired to at a time, as SQL over the columns or parameters
+    /// `device` and `at`: the latest pairing code exchanged for that device at or before then,
+    /// through any gateway (a later pairing of the strap to someone else takes over from its
+    /// own time). NULL when the device was not paired by then. An index lookup
+    /// (`pairing_codes_device`); inside `coalesce` it runs only for items sent without one.
+    static func memberSQL(device: String, at time: String) -> String {
+        """
+        (SELECT p.client_id FROM pairing_codes p WHERE p.device_address = \(device) AND p.used_at IS NOT NULL
+            AND p.used_at <= \(time) ORDER BY p.used_at DESC LIMIT 1)
+        """
+    }
+
     /// Stores a batch of WearMetrics records in one transaction.
     ///
     /// A record is a duplicate when its id and time are held (a replay), or when another gateway
     /// already stored a record of the same device and source in the same second (one strap
     /// heard by two gateways). The first gateway to claim a second keeps it; its own further
-    /// records in that second are kept, as they are distinct notifications.
+    /// records in that second are kept, as they are distinct notifications. A record sent
+    /// without a client id is stored under the member its strap was paired to at its time,
+    /// through whichever gateway (`memberSQL`); the record's JSON stays as sent.
     func accept(records: [JSONValue], gateway: String) async throws -> BatchOutcome {
         var outcome = BatchOutcome()
         var seen: Set<String> = []
         var ids: [String] = [], clients: [String] = [], devices: [String] = [], sources: [String] = []
         var times: [String] = [], hrs: [Double] = [], bodies: [String] = []
         for r in records {
-            if let problem = Validation.recordProblem(r) {
+            if let problem = ContractValidation.recordProblem(r) {
                 outcome.rejected.append((r["id"]?.stringValue ?? "", problem))
                 continue
             }
@@ -68,9 +83,12 @@ extension ServerStore {
                 ORDER BY 1, 2, 3
                 ON CONFLICT DO NOTHING
                 """, logger: logger)
+            // A record without a client id gets the member its strap was paired to at its
+            // time, from whichever gateway paired it (`memberSQL`).
             let rows = try await c.query("""
                 INSERT INTO records (id, gateway_id, client_id, device_id, source, ts, hr, body)
-                SELECT u.id, \(gateway), nullif(u.c, ''), u.d, u.s, u.t, nullif(u.h, -1), u.b
+                SELECT u.id, \(gateway), coalesce(nullif(u.c, ''), \(unescaped: Self.memberSQL(device: "u.d", at: "u.t"))),
+                       u.d, u.s, u.t, nullif(u.h, -1), u.b
                 FROM unnest(\(ids)::uuid[], \(clients)::text[], \(devices)::text[], \(sources)::text[],
                             \(times)::timestamptz[], \(hrs)::float8[], \(bodies)::jsonb[]) AS u(id, c, d, s, t, h, b)
                 JOIN record_seconds r ON r.device_id = u.d AND r.source = u.s AND r.second = date_trunc('second', u.t)
@@ -124,7 +142,7 @@ extension ServerStore {
         var ids: [String] = [], clients: [String] = [], names: [String] = [], values: [Double] = [], units: [String] = []
         var times: [String] = [], devices: [String] = [], bodies: [String] = []
         for m in metrics {
-            if let problem = Validation.profileMetricProblem(m) {
+            if let problem = ContractValidation.profileMetricProblem(m) {
                 outcome.rejected.append((m["id"]?.stringValue ?? "", problem))
                 continue
             }

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 import JSON
+import Outbox
 import PostgresNIO
 
 /// A position in a paged list: the sort key of the last item returned, as
@@ -15,7 +16,7 @@ struct Cursor: Equatable {
 
     init?(_ text: String) {
         let parts = text.split(separator: "_", maxSplits: 1).map(String.init)
-        guard parts.count == 2, Validation.isTimestamp(parts[0]), Validation.isUUID(parts[1]) else { return nil }
+        guard parts.count == 2, ContractTimestamp.isValid(parts[0]), ContractUUID.isValid(parts[1]) else { return nil }
         time = parts[0]
         id = parts[1]
     }

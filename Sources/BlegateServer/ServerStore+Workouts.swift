@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 import JSON
+import Outbox
 import PostgresNIO
 
 extension ServerStore {
@@ -7,14 +8,16 @@ extension ServerStore {
     /// belong to one class visit.
     static let mergeGapSeconds = 300
 
-    /// Stores workouts (POST: new ids only; PUT: `replace`, an id held is overwritten and
-    /// counted as inserted) and refreshes each member's merged workout, one transaction
-    /// per workout under a per-member lock so two gateways' workouts merge into one.
+    /// Stores workouts (POST: new ids only; PUT: `replace`, an id held is overwritten) and
+    /// refreshes each member's merged workout, one transaction per workout under a
+    /// per-member lock so two gateways' workouts merge into one. As the contract says, an
+    /// id the server already held is a `duplicate` either way (replaced or not), a new id
+    /// `inserted`.
     func accept(workouts: [JSONValue], gateway: String, replace: Bool) async throws -> BatchOutcome {
         var outcome = BatchOutcome()
         var seen: Set<String> = []
         for w in workouts {
-            if let problem = Validation.workoutProblem(w) {
+            if let problem = ContractValidation.workoutProblem(w) {
                 outcome.rejected.append((w["id"]?.stringValue ?? "", problem))
                 continue
             }
@@ -29,10 +32,20 @@ extension ServerStore {
         return outcome
     }
 
+    /// True when the id was new (inserted), false when the server held it (a duplicate,
+    /// replaced when `replace`).
     private func store(workout w: JSONValue, id: String, gateway: String, replace: Bool) async throws -> Bool {
-        let clientID = w["client_id"]?.stringValue
         let className = w["class_name"]?.stringValue
         let start = w["start_time"]!.stringValue!, end = w["end_time"]!.stringValue!
+        // Sent without a member (the strap was paired in another room, not this one): the
+        // member its strap was paired to when the workout ended, as a gateway attributes its
+        // own workouts (docs/classes.md, "Who gets a workout").
+        let clientID: String?
+        if let sent = w["client_id"]?.stringValue {
+            clientID = sent
+        } else {
+            clientID = try await member(device: w["device_id"]!.stringValue!, at: end)
+        }
         let body = w.serialized()
         return try await client.withTransaction(logger: logger) { c -> Bool in
             if let clientID {
@@ -60,19 +73,18 @@ extension ServerStore {
                     """, logger: logger)
             }
             if let clientID {
-                // The groups this workout touches: same member and class, within the gap.
+                // The groups this workout touches: same member and class (open gym with open
+                // gym), within the gap.
                 var groups: [String] = []
-                if let className {
-                    let gap = Double(Self.mergeGapSeconds)
-                    for try await g in try await c.query("""
-                        SELECT id::text FROM merged_workouts
-                        WHERE client_id = \(clientID) AND class_name = \(className)
-                          AND start_time <= \(end)::timestamptz + make_interval(secs => \(gap))
-                          AND end_time >= \(start)::timestamptz - make_interval(secs => \(gap))
-                        ORDER BY start_time, id
-                        """, logger: logger).decode(String.self) {
-                        groups.append(g)
-                    }
+                let gap = Double(Self.mergeGapSeconds)
+                for try await g in try await c.query("""
+                    SELECT id::text FROM merged_workouts
+                    WHERE client_id = \(clientID) AND class_name IS NOT DISTINCT FROM \(className)
+                      AND start_time <= \(end)::timestamptz + make_interval(secs => \(gap))
+                      AND end_time >= \(start)::timestamptz - make_interval(secs => \(gap))
+                    ORDER BY start_time, id
+                    """, logger: logger).decode(String.self) {
+                    groups.append(g)
                 }
                 let target = groups.first ?? id
                 if groups.isEmpty {
@@ -94,17 +106,31 @@ extension ServerStore {
             } else if let previousGroup {
                 try await refresh(group: previousGroup, on: c)
             }
-            return true
+            return !exists
         }
     }
 
-    /// Recomputes a merged workout from its sources, or deletes it when none is left.
+    /// The member `device` was paired to at `time` (`memberSQL`), nil when none.
+    func member(device: String, at time: String) async throws -> String? {
+        let rows = try await client.query("""
+            SELECT \(unescaped: Self.memberSQL(device: "x.d", at: "x.t")) FROM (SELECT \(device)::text AS d, \(time)::timestamptz AS t) AS x
+            """, logger: logger)
+        for try await member in rows.decode(String?.self) { return member }
+        return nil
+    }
+
+    /// Recomputes a merged workout from its sources, or deletes it when none is left. Each
+    /// source speaks for the gateway and member it is stored under (a workout sent without a
+    /// client id is stored under the member the server attributed it to).
     private func refresh(group: String, on c: PostgresConnection) async throws {
         var sources: [JSONValue] = []
-        for try await (gateway, text) in try await c.query(
-            "SELECT gateway_id, body::text FROM workouts WHERE merged_id = \(group)::uuid", logger: logger).decode((String, String).self) {
+        for try await (gateway, member, text) in try await c.query(
+            "SELECT gateway_id, client_id, body::text FROM workouts WHERE merged_id = \(group)::uuid", logger: logger)
+            .decode((String, String?, String).self) {
             guard var w = try? JSONValue.parse(text), case var .object(m) = w else { continue }
-            if let i = m.firstIndex(where: { $0.0 == "gateway_id" }) { m[i].1 = .string(gateway) } else { m.append(("gateway_id", .string(gateway))) }
+            for (key, value) in [("gateway_id", JSONValue.string(gateway)), ("client_id", member.map(JSONValue.string) ?? .null)] {
+                if let i = m.firstIndex(where: { $0.0 == key }) { m[i].1 = value } else { m.append((key, value)) }
+            }
             w = .object(m)
             sources.append(w)
         }

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 import JSON
-import Timing
+import Outbox
 
 /// One member's workout of one class as heard by several gateways, made into one
 /// (docs/server.md, "Workouts heard by two gateways").
@@ -35,7 +35,7 @@ enum WorkoutMerge {
 
         init?(_ w: JSONValue) {
             guard let s = w["start_time"]?.stringValue, let e = w["end_time"]?.stringValue,
-                  let start = Timestamps.seconds(s), let end = Timestamps.seconds(e) else { return nil }
+                  let start = ContractTimestamp.secondsSince1970(s), let end = ContractTimestamp.secondsSince1970(e) else { return nil }
             self.start = start
             self.end = end
             startText = s
@@ -130,28 +130,5 @@ enum WorkoutMerge {
             ("sources", .array(p.ids.map(JSONValue.string))),
         ]
         return .object(m)
-    }
-}
-
-/// ISO 8601 text to seconds since 1970, for the merge's overlap arithmetic.
-enum Timestamps {
-    static func seconds(_ s: String) -> Double? {
-        guard Validation.isTimestamp(s) else { return nil }
-        let u = Array(s.utf8)
-        func n(_ r: Range<Int>) -> Int { r.reduce(0) { $0 * 10 + Int(u[$1] - 0x30) } }
-        let y = n(0..<4), mo = n(5..<7), d = n(8..<10)
-        let days = Int(CivilDays.days(year: y, month: mo, day: d))
-        var t = Double(days * 86400 + n(11..<13) * 3600 + n(14..<16) * 60 + n(17..<19))
-        var i = 19
-        if u[i] == UInt8(ascii: ".") {
-            i += 1
-            var scale = 0.1
-            while i < u.count, u[i] >= 0x30, u[i] <= 0x39 { t += Double(u[i] - 0x30) * scale; scale /= 10; i += 1 }
-        }
-        if u[i] != UInt8(ascii: "Z") {
-            let sign: Double = u[i] == UInt8(ascii: "+") ? 1 : -1
-            t -= sign * Double(n(i + 1..<i + 3) * 3600 + n(i + 4..<i + 6) * 60)
-        }
-        return t
     }
 }

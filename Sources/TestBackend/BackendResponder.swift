@@ -3,6 +3,7 @@ import CompressNIO
 import HTTPTypes
 import Hummingbird
 import NIOCore
+import Outbox
 import Timing
 
 /// Answers the contract's endpoints (docs/backend-openapi.yaml) and the `/_admin` ones.
@@ -133,16 +134,9 @@ struct BackendResponder: HTTPResponder {
             guard let items = body["samples"]?.array else { return answer(400, Self.error("samples: required array")) }
             var samples: [StoredSample] = []
             for (i, s) in items.enumerated() {
-                guard let uuid = s["uuid"]?.string, RecordValidation.isUUID(uuid) else { return answer(400, Self.error("samples[\(i)].uuid: must be a UUID")) }
-                guard let type = s["dataType"]?.string, !type.isEmpty else { return answer(400, Self.error("samples[\(i)].dataType: required")) }
-                guard let value = s["value"]?.number else { return answer(400, Self.error("samples[\(i)].value: must be a number")) }
-                guard s["unit"]?.string != nil else { return answer(400, Self.error("samples[\(i)].unit: required")) }
-                for key in ["startDate", "endDate"] {
-                    guard let d = s[key]?.string, RecordValidation.isTimestamp(d) else {
-                        return answer(400, Self.error("samples[\(i)].\(key): must be an ISO 8601 time"))
-                    }
-                }
-                samples.append(StoredSample(uuid: uuid, dataType: type, value: value, json: s))
+                if let problem = ContractValidation.sampleProblem(s.contractValue) { return answer(400, Self.error("samples[\(i)].\(problem)")) }
+                // The check above holds these.
+                samples.append(StoredSample(uuid: s["uuid"]!.string!, dataType: s["dataType"]!.string!, value: s["value"]!.number!, json: s))
             }
             if faults.refusesBatch(of: samples.count) {
                 return answer(413, Self.error("batch of \(samples.count) samples is too large"), items: samples.count)

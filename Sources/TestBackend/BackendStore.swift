@@ -2,6 +2,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import Outbox
 import Synchronization
 
 /// Everything the test backend holds: accepted records and samples (each id once), pairing
@@ -86,7 +87,7 @@ public final class BackendStore: Sendable {
             var inserted = 0, duplicates = 0
             var rejected: [(id: String, reason: String)] = []
             for r in records {
-                if let problem = RecordValidation.problem(r) {
+                if let problem = ContractValidation.recordProblem(r.contractValue) {
                     rejected.append((r["id"]?.string ?? "", problem))
                     continue
                 }
@@ -121,7 +122,8 @@ public final class BackendStore: Sendable {
             var inserted = 0, duplicates = 0
             var rejected: [(id: String, reason: String)] = []
             for d in documents {
-                if let problem = workouts ? DocumentValidation.workoutProblem(d) : DocumentValidation.profileMetricProblem(d) {
+                let value = d.contractValue
+                if let problem = workouts ? ContractValidation.workoutProblem(value) : ContractValidation.profileMetricProblem(value) {
                     rejected.append((d["id"]?.string ?? "", problem))
                     continue
                 }

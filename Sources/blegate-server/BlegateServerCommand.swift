@@ -16,7 +16,7 @@ struct BlegateServerCommand: AsyncParsableCommand {
 
 struct DatabaseOptions: ParsableArguments {
     @Option(name: .customLong("database-url"),
-            help: "postgres://user:password@host:port/db, or postgres://user@/db?host=/run/postgresql (default: $BLEGATE_DATABASE_URL)")
+            help: "postgres://user:password@host:port/db (TLS: ?sslmode=disable|prefer|require|verify-ca|verify-full, &sslrootcert=FILE), or postgres://user@/db?host=/run/postgresql (default: $BLEGATE_DATABASE_URL)")
     var databaseURL: String?
 
     func url() throws -> DatabaseURL {
@@ -30,7 +30,9 @@ struct DatabaseOptions: ParsableArguments {
     func withStore<T: Sendable>(_ body: @Sendable (ServerStore) async throws -> T) async throws -> T {
         var logger = Logger(label: "blegate-server")
         logger.logLevel = .warning
-        let server = BlegateServer(.init(database: try url()), logger: logger)
+        let url = try url()
+        try await url.probe(logger: logger)
+        let server = BlegateServer(.init(database: url), logger: logger)
         return try await withThrowingTaskGroup(of: T?.self) { group in
             group.addTask {
                 await server.client.run()
@@ -54,7 +56,10 @@ struct Serve: AsyncParsableCommand {
         }
         var logger = Logger(label: "blegate-server")
         logger.logLevel = ProcessInfoLite.environment("BLEGATE_LOG_LEVEL").flatMap(Logger.Level.init(rawValue:)) ?? .info
-        let server = BlegateServer(.init(host: String(listen[..<colon]), port: port, database: try database.url()), logger: logger)
+        let url = try database.url()
+        // Why the database is out of reach, at once, rather than the pool's retries.
+        try await url.probe(logger: logger)
+        let server = BlegateServer(.init(host: String(listen[..<colon]), port: port, database: url), logger: logger)
         try await server.run()
     }
 }

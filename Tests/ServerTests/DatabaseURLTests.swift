@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 import BlegateServer
+import NIOSSL
 import Testing
 
 /// `--database-url` in both spellings, and the mistakes it names.
@@ -20,10 +21,43 @@ struct DatabaseURLTests {
         #expect(defaults.user == "postgres" && defaults.host == "localhost" && defaults.port == 5432)
     }
 
-    @Test("a wrong scheme, no database or a bad port is refused with the reason")
+    @Test("sslmode: libpq's default prefer; disable, require, verify-ca and verify-full map to PostgresNIO's TLS; sslrootcert; none on a socket")
+    func sslModes() throws {
+        let plain = try DatabaseURL("postgres://a@db/x")
+        #expect(plain.sslMode == .prefer && plain.sslRootCert == nil)
+        #expect(plain.tls?.required == false && plain.tls?.configuration.certificateVerification == CertificateVerification.none)
+
+        let cases: [(String, DatabaseURL.SSLMode, required: Bool?, CertificateVerification?)] = [
+            ("disable", .disable, nil, nil),
+            ("prefer", .prefer, false, CertificateVerification.none),
+            ("require", .require, true, CertificateVerification.none),
+            ("verify-ca", .verifyCA, true, .noHostnameVerification),
+            ("verify-full", .verifyFull, true, .fullVerification),
+        ]
+        for (text, mode, required, verification) in cases {
+            let url = try DatabaseURL("postgres://a:pw@db.gym.example:5433/x?sslmode=\(text)")
+            #expect(url.sslMode == mode, "\(text)")
+            #expect(url.tls?.required == required && url.tls?.configuration.certificateVerification == verification, "\(text)")
+            #expect(try DatabaseURL(url.description) == { var u = url; u.password = nil; return u }(), "\(text): \(url.description)")
+        }
+        #expect(try DatabaseURL("postgres://a@db/x?sslmode=verify-full").description == "postgres://a@db:5432/x?sslmode=verify-full")
+
+        // A CA file: trusted instead of the system's; require then checks the chain, as libpq does.
+        let pinned = try DatabaseURL("postgres://a@db/x?sslmode=require&sslrootcert=%2Fetc%2Fblegate%2Fdb-ca.pem")
+        #expect(pinned.sslRootCert == "/etc/blegate/db-ca.pem")
+        #expect(pinned.tls?.configuration.trustRoots == .file("/etc/blegate/db-ca.pem"))
+        #expect(pinned.tls?.configuration.certificateVerification == .noHostnameVerification)
+        #expect(try DatabaseURL(pinned.description) == pinned)
+
+        // A unix socket carries no TLS, whatever sslmode says (libpq ignores it there too).
+        #expect(try DatabaseURL("postgres://a@/x?host=/run/postgresql&sslmode=verify-full").tls == nil)
+    }
+
+    @Test("a wrong scheme, no database, a bad port or an unknown sslmode is refused with the reason")
     func refuses() {
         for (text, reason) in [("mysql://a@b/c", "must start with postgres://"), ("postgres://a@b", "names no database"),
-                               ("postgres://a@b:99999/c", "bad port")] {
+                               ("postgres://a@b:99999/c", "bad port"),
+                               ("postgres://a@b/c?sslmode=allow", "sslmode must be one of disable, prefer, require, verify-ca, verify-full, got allow")] {
             #expect {
                 try DatabaseURL(text)
             } throws: { error in

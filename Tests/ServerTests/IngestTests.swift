@@ -58,7 +58,7 @@ struct IngestTests {
         let s2 = try await h.send("/api/v1/samples", "{\"samples\":[\(samples.joined(separator: ","))]}", token: token)
         #expect(s2.body == #"{"inserted":0,"duplicates":3}"#)
         let badSample = try await h.send("/api/v1/samples", #"{"samples":[{"uuid":"x"}]}"#, token: token)
-        #expect(badSample.status == 400 && badSample.json?["error"]?.stringValue == "samples[0].uuid: must be a UUID")
+        #expect(badSample.status == 400 && badSample.json?["error"]?.stringValue == "samples[0].uuid: must be a UUID string (8-4-4-4-12 hex)")
 
         let metrics = [Make.profileMetric(), Make.profileMetric(metric: "height", value: 180, unit: "cm")]
         let wrongUnit = Make.profileMetric(metric: "height", value: 180, unit: "kg")
@@ -78,7 +78,8 @@ struct IngestTests {
         let corrected = Make.workout(id: id, gateway: "gw-a", start: "2026-11-25T07:00:00.000Z", end: "2026-11-25T07:46:00.000Z", duration: 2760, maxHR: 181)
         let other = Make.workout(gateway: "gw-a", className: "Spin 9am", start: "2026-11-25T09:00:00.000Z", end: "2026-11-25T09:30:00.000Z", duration: 1800)
         let w3 = try await h.send("/api/v1/workouts", Make.workouts(gateway: "gw-a", [corrected, other]), token: token, method: .PUT)
-        #expect(w3.body == #"{"inserted":2,"duplicates":0,"rejected":[]}"#)
+        // The contract: a replaced id is a duplicate (the server held it), the new one inserted.
+        #expect(w3.body == #"{"inserted":1,"duplicates":1,"rejected":[]}"#)
         let listed = try await h.get("/api/v1/members/c-1/workouts")
         let workouts = listed.json?["workouts"]?.arrayValue ?? []
         #expect(workouts.count == 2)
@@ -87,7 +88,7 @@ struct IngestTests {
         #expect(hiit?["end_time"]?.stringValue == "2026-11-25T07:46:00.000Z")
         let badWorkout = #"{"id":"\#(UUID().uuidString)","workout_type":"swim"}"#
         let w4 = try await h.send("/api/v1/workouts", Make.workouts(gateway: "gw-a", [badWorkout]), token: token)
-        #expect(w4.json?["rejected"]?.arrayValue?.first?["reason"]?.stringValue == "device_id: must be a non-empty string")
+        #expect(w4.json?["rejected"]?.arrayValue?.first?["reason"]?.stringValue == "source: must be \"blegate\"")
         #expect(try await h.store.counts()["workouts"] == 2)
     }
 
@@ -109,12 +110,12 @@ struct IngestTests {
             return all
         }
         // Each step once, whichever instance applied it.
-        #expect(versions.sorted() == [1, 2])
+        #expect(versions.sorted() == [1, 2, 3])
         let recorded = try await PostgresFixture.withClient(url) { c in
             var n = 0
             for try await v in try await c.query("SELECT count(*)::int8 FROM schema_migrations").decode(Int.self) { n = v }
             return n
         }
-        #expect(recorded == 2)
+        #expect(recorded == 3)
     }
 }

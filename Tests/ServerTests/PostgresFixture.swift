@@ -102,7 +102,13 @@ struct ServerHarness: Sendable {
     /// A gateway's request: the body gzip-compressed, a bearer token, the two headers.
     func send(_ path: String, _ body: String, token: String?, method: HTTPMethod = .POST, gzip: Bool = true,
               outboxDepth: Int? = nil, version: String? = nil) async throws -> Answer {
-        var request = BackendHTTPClient.Request(method: method, url: baseURL + path)
+        try await Self.send(to: baseURL + path, body, token: token, method: method, gzip: gzip, outboxDepth: outboxDepth, version: version)
+    }
+
+    /// A gateway's request to any backend (this server, the loopback test backend).
+    static func send(to url: String, _ body: String, token: String?, method: HTTPMethod = .POST, gzip: Bool = true,
+                     outboxDepth: Int? = nil, version: String? = nil) async throws -> Answer {
+        var request = BackendHTTPClient.Request(method: method, url: url)
         if let token { request.headers.add(name: "Authorization", value: "Bearer \(token)") }
         if let outboxDepth { request.headers.add(name: "Blegate-Outbox-Depth", value: String(outboxDepth)) }
         if let version { request.headers.add(name: "Blegate-Version", value: version) }
@@ -120,13 +126,13 @@ struct ServerHarness: Sendable {
     func get(_ path: String, token: String? = nil) async throws -> Answer {
         var request = BackendHTTPClient.Request(method: .GET, url: baseURL + path)
         request.headers.add(name: "Authorization", value: "Bearer \(token ?? staffToken)")
-        return try await execute(request)
+        return try await Self.execute(request)
     }
 
     /// The gateway's own HTTP client, one keep-alive connection for the suite.
     private static let http = BackendHTTPClient(answerLimit: 64 << 20)
 
-    private func execute(_ request: BackendHTTPClient.Request) async throws -> Answer {
+    private static func execute(_ request: BackendHTTPClient.Request) async throws -> Answer {
         let answer = try await Self.http.execute(request, timeout: .seconds(30))
         return Answer(status: answer.status, body: String(buffer: answer.body),
                       headers: answer.headers.map { ($0.name, $0.value) })
@@ -149,12 +155,13 @@ enum Make {
 
     static func workout(id: String = UUID().uuidString.lowercased(), client: String? = "c-1", gateway: String, className: String? = "HIIT 7am",
                         start: String, end: String, duration: Int, avgHR: Double = 140, maxHR: Int = 175, minHR: Int = 95,
-                        kcal: Double? = 300, zones: [Int]? = nil, points: Double = 30, coverage: Double = 1) -> String {
+                        kcal: Double? = 300, zones: [Int]? = nil, points: Double = 30, coverage: Double = 1,
+                        device: String = "A0:9E:1A:00:00:01") -> String {
         let c = client.map { "\"\($0)\"" } ?? "null"
         let k = className.map { "\"\($0)\"" } ?? "null"
         let z = zones ?? [0, duration / 5, duration / 5, duration / 5, duration / 5, duration - 4 * (duration / 5)]
         return """
-        {"id":"\(id)","client_id":\(c),"source":"blegate","gateway_id":"\(gateway)","device_id":"A0:9E:1A:00:00:01","workout_type":"hiit",\
+        {"id":"\(id)","client_id":\(c),"source":"blegate","gateway_id":"\(gateway)","device_id":"\(device)","workout_type":"hiit",\
         "class_name":\(k),"start_time":"\(start)","end_time":"\(end)","duration_seconds":\(duration),"calories_active":\(kcal.map { "\($0)" } ?? "null"),\
         "avg_heart_rate":\(avgHR),"max_heart_rate":\(maxHR),"min_heart_rate":\(minHR),"seconds_in_zone":\(z),"effort_points":\(points),\
         "trimp":50.0,"coverage":\(coverage),"formulas":{"zones":"z1","kcal":"k1","points":"p1"},"source_device":"Polar H10"}

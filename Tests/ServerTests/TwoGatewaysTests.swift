@@ -84,6 +84,99 @@ struct TwoGatewaysTests {
         #expect(try await h.store.counts()["merged_workouts"] == 3)
     }
 
+    @Test("a strap paired in one room: the other room's records and workouts of it are the member's and merge, open gym too; a later pairing to someone else takes over from its time")
+    func pairedInOneRoom() async throws {
+        let h = try await ServerHarness.start()
+        defer { Task { await h.stop() } }
+        let a = try await h.store.addGateway("gw-a"), b = try await h.store.addGateway("gw-b")
+        let strap = "C6:D9:E9:3F:49:5F", stranger = "F0:00:00:00:00:02"
+        /// Pairs `strap` through `token`'s gateway, then sets the exchange's time (the server
+        /// stamps it now) so the records' times fall before or after it.
+        func pair(_ member: String, through token: String, at time: String) async throws {
+            let code = try await h.store.createPairingCode(clientID: member, validSeconds: 3600).code
+            let answer = try await h.send("/api/v1/pair", "{\"code\":\"\(code)\",\"device\":{\"address\":\"\(strap)\"}}", token: token)
+            #expect(answer.status == 200 && answer.json?["client_id"]?.stringValue == member)
+            try await PostgresFixture.withClient(h.database) { c in
+                _ = try await c.query("UPDATE pairing_codes SET used_at = \(time)::timestamptz WHERE code = \(code)")
+            }
+        }
+        // m-1 pairs the strap in room A at 07:00; room B never hears of it.
+        try await pair("m-1", through: a, at: "2026-11-25T07:00:00Z")
+
+        // Room A sends seconds 0..4 with the member, room B seconds 3..8 without: B owns 5..8.
+        let fromA = (0..<5).map { Make.record(client: "m-1", device: strap, time: "2026-11-25T07:30:0\($0).100Z") }
+        let fromB = (3..<9).map { Make.record(client: nil, device: strap, time: "2026-11-25T07:30:0\($0).200Z") }
+        // Before the pairing, a strap never paired, and one the gateway sent with a member: as sent.
+        let early = Make.record(client: nil, device: strap, time: "2026-11-25T06:59:58.000Z")
+        let unpaired = Make.record(client: nil, device: stranger, time: "2026-11-25T07:30:00.000Z")
+        let named = Make.record(client: "c-x", device: strap, time: "2026-11-25T07:31:00.000Z")
+        #expect(try await h.send("/api/v1/metrics", Make.metrics(gateway: "gw-a", fromA), token: a).json?["inserted"]?.intValue == 5)
+        let rb = try await h.send("/api/v1/metrics", Make.metrics(gateway: "gw-b", fromB + [early, unpaired, named]), token: b)
+        #expect(rb.json?["inserted"]?.intValue == 7 && rb.json?["duplicates"]?.intValue == 2, "\(rb.body)")
+
+        let history = try await h.get("/api/v1/members/m-1/heart-rate?limit=1000").json?["heart_rate"]?.arrayValue ?? []
+        let seconds = history.compactMap { $0["timestamp"]?.stringValue.map { String($0.prefix(19)) } }
+        #expect(seconds == (0..<9).map { "2026-11-25T07:30:0\($0)" }, "every second once, room B's included: \(seconds)")
+        #expect(history.map { $0["gateway_id"]?.stringValue ?? "" } == Array(repeating: "gw-a", count: 5) + Array(repeating: "gw-b", count: 4))
+        #expect(try await h.get("/api/v1/members/c-x/heart-rate").json?["heart_rate"]?.arrayValue?.count == 1)
+        let unattributed = try await PostgresFixture.withClient(h.database) { c in
+            var devices: [String] = []
+            for try await d in try await c.query("SELECT device_id FROM records WHERE client_id IS NULL ORDER BY ts").decode(String.self) {
+                devices.append(d)
+            }
+            return devices
+        }
+        #expect(unattributed == [strap, stranger], "before its pairing, and never paired: no member")
+
+        // The class in both rooms, room B's without the member: one merged workout.
+        let classA = Make.workout(client: "m-1", gateway: "gw-a", className: "HIIT 8am", start: "2026-11-25T08:00:00.000Z",
+                                  end: "2026-11-25T08:45:00.000Z", duration: 2700, maxHR: 176, coverage: 0.9, device: strap)
+        let idB = UUID().uuidString.lowercased()
+        let classB = Make.workout(id: idB, client: nil, gateway: "gw-b", className: "HIIT 8am", start: "2026-11-25T08:00:30.000Z",
+                                  end: "2026-11-25T08:45:20.000Z", duration: 2690, maxHR: 181, coverage: 0.8, device: strap)
+        // Open gym: the member moved from room A to room B, the two parts overlap by two minutes.
+        let openA = Make.workout(client: "m-1", gateway: "gw-a", className: nil, start: "2026-11-25T09:00:00.000Z",
+                                 end: "2026-11-25T09:20:00.000Z", duration: 1200, kcal: 150, points: 15, device: strap)
+        let openB = Make.workout(client: nil, gateway: "gw-b", className: nil, start: "2026-11-25T09:18:00.000Z",
+                                 end: "2026-11-25T09:40:00.000Z", duration: 1320, kcal: 170, points: 18, device: strap)
+        _ = try await h.send("/api/v1/workouts", Make.workouts(gateway: "gw-a", [classA, openA]), token: a)
+        #expect(try await h.send("/api/v1/workouts", Make.workouts(gateway: "gw-b", [classB, openB]), token: b).json?["inserted"]?.intValue == 2)
+        // Room B corrects its workout after late records, still without the member.
+        let corrected = Make.workout(id: idB, client: nil, gateway: "gw-b", className: "HIIT 8am", start: "2026-11-25T08:00:30.000Z",
+                                     end: "2026-11-25T08:46:10.000Z", duration: 2740, maxHR: 183, coverage: 0.8, device: strap)
+        let put = try await h.send("/api/v1/workouts", Make.workouts(gateway: "gw-b", [corrected]), token: b, method: .PUT)
+        #expect(put.json?["duplicates"]?.intValue == 1)
+
+        let workouts = try await h.get("/api/v1/members/m-1/workouts").json?["workouts"]?.arrayValue ?? []
+        #expect(workouts.count == 2, "\(workouts.map { $0.serialized() })")
+        let hiit = try #require(workouts.first { $0["class_name"]?.stringValue == "HIIT 8am" })
+        #expect(hiit["client_id"]?.stringValue == "m-1")
+        #expect(hiit["gateway_ids"]?.arrayValue?.compactMap(\.stringValue) == ["gw-a", "gw-b"])
+        #expect(hiit["end_time"]?.stringValue == "2026-11-25T08:46:10.000Z" && hiit["max_heart_rate"]?.intValue == 183)
+        let open = try #require(workouts.first { $0["class_name"] == .null })
+        #expect(open["gateway_ids"]?.arrayValue?.compactMap(\.stringValue) == ["gw-a", "gw-b"])
+        #expect(open["start_time"]?.stringValue == "2026-11-25T09:00:00.000Z" && open["end_time"]?.stringValue == "2026-11-25T09:40:00.000Z")
+        #expect(open["duration_seconds"]?.intValue == 2520 && open["calories_active"]?.doubleValue == 320, "successive parts add up")
+
+        // At noon the strap is paired to m-2 through room B: from then on it is m-2's, before
+        // then still m-1's, whichever room sends.
+        try await pair("m-2", through: b, at: "2026-11-25T12:00:00Z")
+        let late = Make.record(client: nil, device: strap, time: "2026-11-25T12:30:00.000Z")
+        let morning = Make.record(client: nil, device: strap, time: "2026-11-25T11:00:00.000Z")
+        _ = try await h.send("/api/v1/metrics", Make.metrics(gateway: "gw-b", [late]), token: b)
+        _ = try await h.send("/api/v1/metrics", Make.metrics(gateway: "gw-a", [morning]), token: a)
+        let noon = Make.workout(client: nil, gateway: "gw-a", className: nil, start: "2026-11-25T12:10:00.000Z",
+                                end: "2026-11-25T12:40:00.000Z", duration: 1800, device: strap)
+        _ = try await h.send("/api/v1/workouts", Make.workouts(gateway: "gw-a", [noon]), token: a)
+        let m2 = try await h.get("/api/v1/members/m-2/heart-rate").json?["heart_rate"]?.arrayValue ?? []
+        #expect(m2.compactMap { $0["timestamp"]?.stringValue } == ["2026-11-25T12:30:00.000Z"])
+        let m1 = try await h.get("/api/v1/members/m-1/heart-rate?limit=1000").json?["heart_rate"]?.arrayValue ?? []
+        #expect(m1.last?["timestamp"]?.stringValue == "2026-11-25T11:00:00.000Z" && m1.count == 10)
+        let m2Workouts = try await h.get("/api/v1/members/m-2/workouts").json?["workouts"]?.arrayValue ?? []
+        #expect(m2Workouts.compactMap { $0["start_time"]?.stringValue } == ["2026-11-25T12:10:00.000Z"])
+        #expect(try await h.get("/api/v1/members/m-1/workouts").json?["workouts"]?.arrayValue?.count == 2)
+    }
+
     @Test("GET /api/v1/gateways: each gateway's last contact, outbox depth and version from the request headers")
     func gatewaysEndpoint() async throws {
         let h = try await ServerHarness.start()
