@@ -117,7 +117,8 @@ enum PowerCut {
         let ok = lost == 0 && resentAcknowledged == 0 && integrity == "ok"
         print("powercut: committed before the cut \(committed), present \(present.count), lost \(lost), "
             + "appended after the last acknowledged commit \(unacknowledged.count) (kept \(unacknowledged.count - lostUnacknowledged.count), "
-            + "gone \(lostUnacknowledged.count), the oldest gone appended \(oldestLostAge) ms before the cut; last commit \(cutAt - lastCommitAt) ms before it), "
+            + "gone \(lostUnacknowledged.count), the oldest gone appended \(oldestLostAge) ms before the cut; "
+            + (lastCommitAt > 0 ? "last commit \(cutAt - lastCommitAt) ms before it), " : "no commit acknowledged yet), ")
             + "deliveries acknowledged \(delivered.count), sent again after acknowledgement \(resentAcknowledged), "
             + "sent without acknowledgement and pending again \(resentUnacknowledged), integrity_check \(integrity): \(ok ? "ok" : "FAILED")")
         exit(ok ? 0 : 1)
