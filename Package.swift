@@ -259,7 +259,7 @@ let package = Package(
             path: "Tests/Support"
         ),
 
-        .testTarget(name: "DBusTests", dependencies: ["DBus"]),
+        .testTarget(name: "DBusTests", dependencies: ["DBus", "BlegateTestSupport"]),
         .testTarget(name: "SQLiteTests", dependencies: ["SQLite"]),
         .testTarget(name: "FilePathsTests", dependencies: ["FilePaths"]),
         .testTarget(name: "NotifySocketTests", dependencies: ["NotifySocket", "DBus"]),

@@ -129,6 +129,7 @@ final class GroupCommitter: @unchecked Sendable {
         defer { condition.unlock() }
         var h = health
         h.buffered = buffer.count + inFlight
+        h.committing = inFlight
         return h
     }
 
