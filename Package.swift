@@ -19,6 +19,8 @@ let package = Package(
         .package(url: "https://github.com/LebJe/TOMLKit", from: "0.6.0"),
         .package(url: "https://github.com/apple/swift-crypto", from: "3.12.3"),
         .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
+        // Hummingbird's own HTTP types; the test backend names header fields with them.
+        .package(url: "https://github.com/apple/swift-http-types.git", from: "1.0.0"),
         .package(url: "https://github.com/adam-fowler/compress-nio", from: "1.5.0"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
@@ -132,7 +134,6 @@ let package = Package(
                 .product(name: "CompressNIO", package: "compress-nio"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
-                .product(name: "NIOPosix", package: "swift-nio"),
             ]
         ),
         // The HTTP listener both backends start the same way (the test backend, blegate-server).
@@ -150,6 +151,7 @@ let package = Package(
             dependencies: [
                 "Outbox", "WearMetrics", "Timing", "HTTPListening",
                 .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "CompressNIO", package: "compress-nio"),
@@ -236,7 +238,7 @@ let package = Package(
         .executableTarget(
             name: "blegate",
             dependencies: [
-                "LinkCommands", "DBus", "GATT", "HRV", "JSON", "WearMetrics", "Simulator", "BlueZ", "Gateway", "LinkPolicy",
+                "LinkCommands", "DBus", "GATT", "HRV", "JSON", "WearMetrics", "Simulator", "Gateway", "LinkPolicy",
                 "Doctor", "Config", "Cache", "GatewayService", "Sync", "ProcessTuning", "Classes", "Workouts", "Timing",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
@@ -312,21 +314,22 @@ let package = Package(
         .testTarget(
             name: "ServerTests",
             dependencies: [
-                "BlegateServer", "JSON", "BlegateTestSupport", "BackendHTTP",
+                "BlegateServer", "JSON", "BlegateTestSupport", "BackendHTTP", "DBus", "Simulator",
                 .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "CompressNIO", package: "compress-nio"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
             ],
             exclude: ["staff_browser.py"]
         ),
-                .testTarget(name: "SyncTests", dependencies: ["Sync", "TestBackend", "Outbox", "WearMetrics", "Cache", "Timing", "BlegateTestSupport"]),
+        .testTarget(name: "SyncTests", dependencies: ["Sync", "TestBackend", "Outbox", "WearMetrics", "Cache", "JSON", "Timing", "BlegateTestSupport"]),
         // `blegate run`, `status`, `pair` as processes against the simulator and the loopback backend.
         .testTarget(
             name: "RunTests",
             dependencies: [
-                "GatewayService", "Simulator", "DBus", "BlueZ", "TestBackend", "Cache", "Config", "Sync", "GATT", "WearMetrics",
-                "BlegateTestSupport", "Normalization", "Outbox", "Gateway", "JSON",
+                "GatewayService", "Simulator", "DBus", "BlueZ", "TestBackend", "Cache", "Sync", "GATT", "WearMetrics",
+                "BlegateTestSupport", "Normalization", "Outbox", "JSON",
             ]
         ),
     ],
