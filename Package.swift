@@ -257,14 +257,14 @@ let package = Package(
         // Shared by the test targets: running the real binary, background processes.
         .target(
             name: "BlegateTestSupport",
-            dependencies: ["Simulator", "DBus", "GATT", "WearMetrics", "Normalization"],
+            dependencies: ["Simulator", "DBus", "GATT", "WearMetrics", "Normalization", "Timing"],
             path: "Tests/Support"
         ),
 
-        .testTarget(name: "DBusTests", dependencies: ["DBus", "BlegateTestSupport"]),
+        .testTarget(name: "DBusTests", dependencies: ["DBus", "Timing", "BlegateTestSupport"]),
         .testTarget(name: "SQLiteTests", dependencies: ["SQLite"]),
         .testTarget(name: "FilePathsTests", dependencies: ["FilePaths"]),
-        .testTarget(name: "NotifySocketTests", dependencies: ["NotifySocket", "DBus"]),
+        .testTarget(name: "NotifySocketTests", dependencies: ["NotifySocket", "DBus", "BlegateTestSupport"]),
         .testTarget(name: "HCITests", dependencies: ["HCI"]),
         .testTarget(name: "GATTTests", dependencies: ["GATT", "JSON", "Timing"]),
         .testTarget(name: "HRVTests", dependencies: ["HRV", "Timing"], resources: [.copy("Fixtures")]),
