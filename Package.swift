@@ -225,7 +225,7 @@ let package = Package(
         .target(
             name: "LinkCommands",
             dependencies: [
-                "DBus", "BlueZ", "GATT", "HRV", "JSON", "WearMetrics", "Gateway", "LinkPolicy",
+                "DBus", "BlueZ", "GATT", "HRV", "JSON", "WearMetrics", "Gateway", "LinkPolicy", "HCI",
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
             ]
         ),
@@ -272,7 +272,7 @@ let package = Package(
         .testTarget(name: "SimulatorTests", dependencies: ["Simulator", "DBus", "BlegateTestSupport", "Timing"]),
         .testTarget(name: "BlueZTests", dependencies: ["BlueZ", "Simulator", "DBus", "BlegateTestSupport"]),
         .testTarget(name: "LinkPolicyTests", dependencies: ["LinkPolicy", "Timing"]),
-        .testTarget(name: "LinkCommandsTests", dependencies: ["LinkCommands"]),
+        .testTarget(name: "LinkCommandsTests", dependencies: ["LinkCommands", "DBus"]),
         .testTarget(
             name: "GatewayTests",
             dependencies: ["Gateway", "Simulator", "DBus", "BlueZ", "GATT", "WearMetrics", "LinkPolicy", "BlegateTestSupport"]
@@ -287,7 +287,7 @@ let package = Package(
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
             ]
         ),
-        .testTarget(name: "DoctorTests", dependencies: ["Doctor", "Simulator", "DBus", "BlegateTestSupport"]),
+        .testTarget(name: "DoctorTests", dependencies: ["Doctor", "HCI", "Simulator", "DBus", "BlegateTestSupport"]),
         // The systemd unit, udev rules and install.sh, checked with the system's own tools.
         .testTarget(name: "DeploymentTests", dependencies: ["BlegateTestSupport"]),
         .testTarget(name: "ConfigTests", dependencies: ["Config", "Classes"]),
