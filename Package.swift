@@ -2,8 +2,8 @@
 import PackageDescription
 
 // The layers read bottom-up: C shims (CDBus, CBluetooth, CLinux, CTimex, CSQLite) are
-// imported only by the D-Bus, HCI, notify-socket, doctor and SQLite layers; everything
-// above them is pure Swift and testable without a bus.
+// imported only by the D-Bus, process-spawning, HCI, notify-socket, doctor and SQLite
+// layers; everything above them is pure Swift and testable without a bus.
 let package = Package(
     name: "blegate",
     platforms: [.macOS(.v15)],
@@ -57,7 +57,10 @@ let package = Package(
         // Path joining, parents, mkdir -p and sizes on POSIX calls, for the cache and the
         // gateway's state and socket directories (no Foundation).
         .target(name: "FilePaths"),
-        .target(name: "DBus", dependencies: ["CDBus", "CLinux", "Threads", "Timing", "PrintableText"]),
+        // Child processes started with only the descriptors handed over and signals reset
+        // (posix_spawn over CLinux): the private dbus-daemon, the doctor's tools, tests, benchmarks.
+        .target(name: "Spawning", dependencies: ["CLinux"]),
+        .target(name: "DBus", dependencies: ["CDBus", "CLinux", "Threads", "Timing", "PrintableText", "Spawning"]),
         .target(name: "HCI", dependencies: ["CBluetooth"]),
         // The AcquireNotify sockets of every strap, read on one epoll thread.
         .target(name: "NotifySocket", dependencies: ["CLinux", "DBus", "Threads", "Timing"]),
@@ -107,7 +110,7 @@ let package = Package(
         .target(
             name: "Doctor",
             dependencies: [
-                "CTimex", "JSON", "DBus", "BlueZ", "HCI", "BackendHTTP",
+                "CTimex", "JSON", "DBus", "BlueZ", "HCI", "Spawning", "BackendHTTP",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
             ]
@@ -248,7 +251,7 @@ let package = Package(
             name: "blegate-bench",
             dependencies: [
                 "DBus", "Simulator", "GATT", "HRV", "WearMetrics", "Normalization", "Cache", "Outbox", "Sync", "TestBackend",
-                "GatewayService", "Gateway", "Config", "Timing",
+                "GatewayService", "Gateway", "Config", "Spawning", "Timing",
                 .product(name: "Logging", package: "swift-log"),
             ],
             path: "Benchmarks/blegate-bench"
@@ -257,7 +260,7 @@ let package = Package(
         // Shared by the test targets: running the real binary, background processes.
         .target(
             name: "BlegateTestSupport",
-            dependencies: ["Simulator", "DBus", "GATT", "WearMetrics", "Normalization", "Timing"],
+            dependencies: ["Simulator", "DBus", "GATT", "WearMetrics", "Normalization", "Spawning", "Timing"],
             path: "Tests/Support"
         ),
 

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-import DBus
+import Spawning
 import Dispatch
 import Foundation
 #if canImport(Glibc)
