@@ -2,8 +2,8 @@
 import PackageDescription
 
 // The layers read bottom-up: C shims (CDBus, CBluetooth, CLinux, CTimex, CSQLite) are
-// imported only by the D-Bus, HCI, notify-socket, doctor and SQLite layers; everything
-// above them is pure Swift and testable without a bus.
+// imported only by the D-Bus, process-spawning, HCI, notify-socket, doctor and SQLite
+// layers; everything above them is pure Swift and testable without a bus.
 let package = Package(
     name: "blegate",
     platforms: [.macOS(.v15)],
@@ -19,6 +19,8 @@ let package = Package(
         .package(url: "https://github.com/LebJe/TOMLKit", from: "0.6.0"),
         .package(url: "https://github.com/apple/swift-crypto", from: "3.12.3"),
         .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
+        // Hummingbird's own HTTP types; the test backend names header fields with them.
+        .package(url: "https://github.com/apple/swift-http-types.git", from: "1.0.0"),
         .package(url: "https://github.com/adam-fowler/compress-nio", from: "1.5.0"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
@@ -55,7 +57,10 @@ let package = Package(
         // Path joining, parents, mkdir -p and sizes on POSIX calls, for the cache and the
         // gateway's state and socket directories (no Foundation).
         .target(name: "FilePaths"),
-        .target(name: "DBus", dependencies: ["CDBus", "CLinux", "Threads", "Timing", "PrintableText"]),
+        // Child processes started with only the descriptors handed over and signals reset
+        // (posix_spawn over CLinux): the private dbus-daemon, the doctor's tools, tests, benchmarks.
+        .target(name: "Spawning", dependencies: ["CLinux"]),
+        .target(name: "DBus", dependencies: ["CDBus", "CLinux", "Threads", "Timing", "PrintableText", "Spawning"]),
         .target(name: "HCI", dependencies: ["CBluetooth"]),
         // The AcquireNotify sockets of every strap, read on one epoll thread.
         .target(name: "NotifySocket", dependencies: ["CLinux", "DBus", "Threads", "Timing"]),
@@ -106,7 +111,7 @@ let package = Package(
         .target(
             name: "Doctor",
             dependencies: [
-                "CTimex", "JSON", "DBus", "BlueZ", "HCI", "BackendHTTP",
+                "CTimex", "JSON", "DBus", "BlueZ", "HCI", "Spawning", "BackendHTTP",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
             ]
@@ -133,7 +138,6 @@ let package = Package(
                 .product(name: "CompressNIO", package: "compress-nio"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
-                .product(name: "NIOPosix", package: "swift-nio"),
             ]
         ),
         // The HTTP listener both backends start the same way (the test backend, blegate-server).
@@ -151,6 +155,7 @@ let package = Package(
             dependencies: [
                 "Outbox", "WearMetrics", "JSON", "Timing", "HTTPListening",
                 .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "CompressNIO", package: "compress-nio"),
@@ -225,7 +230,7 @@ let package = Package(
         .target(
             name: "LinkCommands",
             dependencies: [
-                "DBus", "BlueZ", "GATT", "HRV", "JSON", "WearMetrics", "Gateway", "LinkPolicy",
+                "DBus", "BlueZ", "GATT", "HRV", "JSON", "WearMetrics", "Gateway", "LinkPolicy", "HCI",
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
             ]
         ),
@@ -238,7 +243,7 @@ let package = Package(
         .executableTarget(
             name: "blegate",
             dependencies: [
-                "LinkCommands", "DBus", "GATT", "HRV", "JSON", "WearMetrics", "Simulator", "BlueZ", "Gateway", "LinkPolicy",
+                "LinkCommands", "DBus", "GATT", "HRV", "JSON", "WearMetrics", "Simulator", "Gateway", "LinkPolicy",
                 "Doctor", "Config", "Cache", "GatewayService", "Sync", "ProcessTuning", "Classes", "Workouts", "Timing",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
@@ -248,7 +253,7 @@ let package = Package(
             name: "blegate-bench",
             dependencies: [
                 "DBus", "Simulator", "GATT", "HRV", "WearMetrics", "Normalization", "Cache", "Outbox", "Sync", "TestBackend",
-                "GatewayService", "Gateway", "Config", "Timing",
+                "GatewayService", "Gateway", "Config", "Spawning", "Timing",
                 .product(name: "Logging", package: "swift-log"),
             ],
             path: "Benchmarks/blegate-bench"
@@ -257,14 +262,14 @@ let package = Package(
         // Shared by the test targets: running the real binary, background processes.
         .target(
             name: "BlegateTestSupport",
-            dependencies: ["Simulator", "DBus", "GATT", "WearMetrics", "Normalization"],
+            dependencies: ["Simulator", "DBus", "GATT", "WearMetrics", "Normalization", "Spawning", "Timing"],
             path: "Tests/Support"
         ),
 
-        .testTarget(name: "DBusTests", dependencies: ["DBus"]),
+        .testTarget(name: "DBusTests", dependencies: ["DBus", "Timing", "BlegateTestSupport"]),
         .testTarget(name: "SQLiteTests", dependencies: ["SQLite"]),
         .testTarget(name: "FilePathsTests", dependencies: ["FilePaths"]),
-        .testTarget(name: "NotifySocketTests", dependencies: ["NotifySocket", "DBus"]),
+        .testTarget(name: "NotifySocketTests", dependencies: ["NotifySocket", "DBus", "BlegateTestSupport"]),
         .testTarget(name: "HCITests", dependencies: ["HCI"]),
         .testTarget(name: "GATTTests", dependencies: ["GATT", "JSON", "Timing"]),
         .testTarget(name: "HRVTests", dependencies: ["HRV", "Timing"], resources: [.copy("Fixtures")]),
@@ -272,7 +277,7 @@ let package = Package(
         .testTarget(name: "SimulatorTests", dependencies: ["Simulator", "DBus", "BlegateTestSupport", "Timing"]),
         .testTarget(name: "BlueZTests", dependencies: ["BlueZ", "Simulator", "DBus", "BlegateTestSupport"]),
         .testTarget(name: "LinkPolicyTests", dependencies: ["LinkPolicy", "Timing"]),
-        .testTarget(name: "LinkCommandsTests", dependencies: ["LinkCommands"]),
+        .testTarget(name: "LinkCommandsTests", dependencies: ["LinkCommands", "DBus"]),
         .testTarget(
             name: "GatewayTests",
             dependencies: ["Gateway", "Simulator", "DBus", "BlueZ", "GATT", "WearMetrics", "LinkPolicy", "BlegateTestSupport"]
@@ -287,7 +292,7 @@ let package = Package(
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
             ]
         ),
-        .testTarget(name: "DoctorTests", dependencies: ["Doctor", "Simulator", "DBus", "BlegateTestSupport"]),
+        .testTarget(name: "DoctorTests", dependencies: ["Doctor", "HCI", "Simulator", "DBus", "BlegateTestSupport"]),
         // The systemd unit, udev rules and install.sh, checked with the system's own tools.
         .testTarget(name: "DeploymentTests", dependencies: ["BlegateTestSupport"]),
         .testTarget(name: "ConfigTests", dependencies: ["Config", "Classes"]),
@@ -315,8 +320,9 @@ let package = Package(
         .testTarget(
             name: "ServerTests",
             dependencies: [
-                "BlegateServer", "JSON", "BlegateTestSupport", "BackendHTTP", "TestBackend",
+                "BlegateServer", "JSON", "BlegateTestSupport", "BackendHTTP", "TestBackend", "DBus", "Simulator",
                 .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "CompressNIO", package: "compress-nio"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
@@ -324,7 +330,7 @@ let package = Package(
             ],
             exclude: ["staff_browser.py"]
         ),
-                .testTarget(name: "SyncTests", dependencies: ["Sync", "TestBackend", "Outbox", "WearMetrics", "Cache", "Timing", "BlegateTestSupport"]),
+        .testTarget(name: "SyncTests", dependencies: ["Sync", "TestBackend", "Outbox", "WearMetrics", "Cache", "JSON", "Timing", "BlegateTestSupport"]),
         // `blegate run`, `status`, `pair` as processes against the simulator and the loopback backend.
         .testTarget(
             name: "RunTests",

@@ -1,4 +1,5 @@
 import DBus
+import Spawning
 import Synchronization
 #if canImport(Glibc)
 import Glibc

@@ -40,9 +40,13 @@ public struct BlueZAdapter: Sendable {
     }
 
     /// LE only: a gym gateway has no use for BR/EDR inquiry, which also slows LE scanning.
-    public func setLEDiscoveryFilter() async throws(DBusError) {
+    /// `duplicateData`: whether every advertisement is reported (RSSI and advertised data
+    /// kept live) or only changes; nil leaves bluetoothd's default.
+    public func setLEDiscoveryFilter(duplicateData: Bool? = nil) async throws(DBusError) {
+        var filter: [(String, DBusValue)] = [("Transport", .string("le"))]
+        if let duplicateData { filter.append(("DuplicateData", .bool(duplicateData))) }
         try await connection.call(destination: BlueZMirror.busName, path: path, interface: BlueZInterface.adapter, member: "SetDiscoveryFilter",
-                                  [.properties([("Transport", .string("le"))])])
+                                  [.properties(filter)])
     }
 
     public func startDiscovery() async throws(DBusError) {

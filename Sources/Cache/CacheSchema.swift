@@ -78,7 +78,7 @@ enum CacheSchema {
         Migration(identifier: "v2: write-once records, outbox tables") { db in
             // A record row is written once. Delivery deletes its sequence from a small
             // outbox table instead of rewriting the row and three partial indexes: on an
-            // SD card each rewrite was a page of the record table plus index pages, per
+            // SD card each rewrite costs a page of the record table plus index pages, per
             // record. Pending records with a member are in `outbox`, those without one in
             // `outbox_unpaired` (which `unpaired = hold` keeps back and `pair` moves).
             try db.execute("""

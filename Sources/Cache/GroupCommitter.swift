@@ -111,8 +111,8 @@ final class GroupCommitter: @unchecked Sendable {
     /// The `last_seen_ms` last written per device (writer thread only).
     private var lastSeenWritten: [String: Int64] = [:]
     /// A device's `last_seen_ms` is rewritten at most this often while records keep
-    /// coming (and at close): every commit rewrote the device table's pages for a value
-    /// nobody reads to the second.
+    /// coming (and at close): rewriting it at every commit would rewrite the device
+    /// table's pages for a value nobody reads to the second.
     static let lastSeenResolutionMilliseconds: Int64 = 60_000
 
     init(writer: ConnectionQueue, cipher: PayloadCipher?, interval: Duration, maxRecords: Int, maxBuffered: Int = .max,
@@ -188,6 +188,7 @@ final class GroupCommitter: @unchecked Sendable {
         defer { condition.unlock() }
         var h = health
         h.buffered = buffer.count + inFlight
+        h.committing = inFlight
         return h
     }
 

@@ -55,7 +55,7 @@ extension RecordCache: SyncOutbox {
     }
 
     /// Pending → delivered: the records leave the outbox tables; their rows are not
-    /// rewritten (on an SD card, a rewrite per record cost more than the record).
+    /// rewritten (on an SD card, a rewrite per record costs more than the record).
     ///
     /// When the disk cannot take the change (full, failing), the ids are kept in memory,
     /// left out of `pendingBatch`, and written with the next call: the backend already

@@ -11,8 +11,10 @@ public struct WriteHealth: Sendable, Equatable {
     public var diskFull = false
     /// The last failure, as SQLite reported it.
     public var lastError: String?
-    /// Records waiting in memory for a commit.
+    /// Records waiting in memory for a commit (with those of the commit under way).
     public var buffered = 0
+    /// Records of the commit under way: out of the buffer, not yet on disk.
+    public var committing = 0
     /// Records dropped because the memory bound was reached while commits failed, since start.
     public var dropped = 0
     /// Delivered records deleted to make room on a full disk, since start.

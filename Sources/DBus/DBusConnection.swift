@@ -93,8 +93,7 @@ public final class DBusConnection: Sendable {
         guard router.isConnected else { throw DBusError.disconnected() }
         let message = try OutgoingMessage.methodCall(destination: destination, path: path, interface: interface, member: member, body: arguments)
         let id = callIDs.wrappingAdd(1, ordering: .relaxed).oldValue
-        let (seconds, attos) = timeout.components
-        let timeoutNs = UInt64(max(0, seconds)) * 1_000_000_000 + UInt64(max(0, attos)) / 1_000_000_000
+        let timeoutNs = UInt64(max(0, timeout.nanoseconds))
         let loop = self.loop
         let result: Result<DBusMessage, DBusError> = await withTaskCancellationHandler {
             await withCheckedContinuation { cont in

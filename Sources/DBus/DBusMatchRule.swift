@@ -66,7 +66,7 @@ public struct DBusMatchRule: Sendable, Hashable {
     /// The specification's quoting: inside single quotes everything is literal, and an
     /// apostrophe is written outside them as \' (so a'b becomes 'a'\''b').
     public static func quote(_ value: String) -> String {
-        "'" + value.replacingOccurrences(of: "'", with: "'\\''") + "'"
+        "'" + value.replacingAll("'", with: "'\\''") + "'"
     }
 
     /// True when the rule looks at the body (argN, argNpath, arg0namespace).
@@ -123,34 +123,5 @@ public struct DBusMatchRule: Sendable, Hashable {
             guard case .string(let s)? = m.body.first, s == ns || s.hasPrefix(ns + ".") else { return false }
         }
         return true
-    }
-}
-
-extension String {
-    func replacingOccurrences(of target: String, with replacement: String) -> String {
-        guard !target.isEmpty, includes(target) else { return self }
-        var out = ""
-        var rest = Substring(self)
-        while let r = rest.range(of: target) {
-            out += rest[..<r.lowerBound]
-            out += replacement
-            rest = rest[r.upperBound...]
-        }
-        out += rest
-        return out
-    }
-}
-
-extension Substring {
-    func range(of target: String) -> Range<Index>? {
-        guard let first = target.first else { return nil }
-        var i = startIndex
-        while i < endIndex {
-            if self[i] == first, self[i...].hasPrefix(target) {
-                return i..<index(i, offsetBy: target.count)
-            }
-            i = index(after: i)
-        }
-        return nil
     }
 }

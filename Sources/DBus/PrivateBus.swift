@@ -1,3 +1,4 @@
+import Spawning
 import Synchronization
 #if canImport(Glibc)
 import Glibc
@@ -55,7 +56,7 @@ public final class PrivateBus: Sendable {
 
         // The daemon prints its address on fd 3 once it listens: that, not the socket
         // file appearing (bind comes before listen), is the moment it is ready.
-        let readyPipe = try Spawn.pipe()
+        let readyPipe = try pipe()
         var ready: [Int32] = [readyPipe.read, readyPipe.write]
         defer {
             if ready[0] >= 0 { close(ready[0]) }
@@ -64,7 +65,7 @@ public final class PrivateBus: Sendable {
         // A guard shell owns the daemon and reads a pipe whose write end only this
         // process holds: when this process exits, even by SIGKILL, the pipe closes
         // and the guard stops the daemon, so no test or simulator leaves one behind.
-        let lifePipe = try Spawn.pipe()
+        let lifePipe = try pipe()
         let life: [Int32] = [lifePipe.read, lifePipe.write]
         defer { close(life[0]) }
         let guardScript = #"exec 4<&0 0</dev/null; "$0" "$@" & d=$!; exec 3>&-; trap 'kill $d 2>/dev/null; wait $d; exit 0' TERM INT; read -r _ <&4; kill $d 2>/dev/null; wait $d"#
@@ -122,6 +123,15 @@ public final class PrivateBus: Sendable {
     public var busAddress: DBusBusAddress { .address(address) }
 
     /// Stops the daemon and removes its files. Idempotent.
+    /// `Spawn.pipe` with its failure as this layer's error.
+    private static func pipe() throws(DBusError) -> (read: Int32, write: Int32) {
+        do {
+            return try Spawn.pipe()
+        } catch {
+            throw DBusError(.failed, "cannot start dbus-daemon: \(error.message)")
+        }
+    }
+
     public func stop() {
         let alreadyStopped = stopped.withLock { done in
             defer { done = true }

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 import BlueZ
 import DBus
+import HCI
 #if canImport(Glibc)
 import Glibc
 #endif

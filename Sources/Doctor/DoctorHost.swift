@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-import DBus
+import Spawning
 #if canImport(Glibc)
 import Glibc
 #endif

@@ -167,7 +167,7 @@ actor AdapterController {
                 return
             } catch {
                 switch BlueZErrorKind.classify(name: error.name, message: error.message) {
-                case .noDiscoveryStarted, .notReady, .doesNotExist:
+                case .noDiscoveryStarted, .notReady, .rfkillBlocked, .doesNotExist, .noBluetoothd:
                     return
                 case .inProgress where attempt < 10:
                     attempt += 1

@@ -236,14 +236,13 @@ final class ScaleLink: FollowedLink {
     /// Holds the link until the scale lets go, or briefly after its last reading, or at
     /// most `maximumLink`. Returns why it ended.
     private func hold(device: DBusObjectPath) async -> String {
-        let started = ContinuousClock.now
-        var deadline = started + Self.maximumLink
+        var deadline = MonotonicClock.seconds() + Self.maximumLink.seconds
         while !Task.isCancelled {
-            let until = deadline
+            let left = max(0, deadline - MonotonicClock.seconds())
             let signal: LinkSignal?? = await withTaskGroup(of: LinkSignal??.self) { group in
                 group.addTask { .some(await self.signals.wait()) }
                 group.addTask {
-                    try? await Task.sleep(until: until, clock: .continuous)
+                    try? await Task.sleep(for: .nanoseconds(Int64(left * 1e9)))
                     return .none
                 }
                 let first = await group.next() ?? .none
@@ -255,7 +254,7 @@ final class ScaleLink: FollowedLink {
             switch signal {
             case .yield:
                 // A reading arrived: let go shortly after the last one.
-                deadline = ContinuousClock.now + Self.linger
+                deadline = MonotonicClock.seconds() + Self.linger.seconds
             case .disconnected:
                 if (try? await BlueZDevice(context.connection, device).isConnected()) == true { continue }
                 return "the scale went to sleep"

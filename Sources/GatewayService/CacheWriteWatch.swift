@@ -23,7 +23,7 @@ final class CacheWriteWatch: Sendable {
 
     func check() {
         let health = cache.writeHealth
-        let now = Double(MonotonicClock.nanoseconds()) / 1e9
+        let now = MonotonicClock.seconds()
         let line: (String, Bool)? = reported.withLock { last in
             guard let summary = health.summary else {
                 defer { last = nil }

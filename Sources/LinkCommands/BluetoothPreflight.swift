@@ -1,5 +1,6 @@
 import BlueZ
 import DBus
+import HCI
 
 /// The checks every Bluetooth command makes before it starts, with one message and exit
 /// status per thing a person can fix (`ScanExit`): shared by scan and stream.
@@ -49,7 +50,7 @@ enum BluetoothPreflight {
         let powered = chosen.filter(\.powered)
         guard powered.isEmpty else { return powered }
         let a = chosen[0]
-        if bus == "system", let state = RFKill.state(of: a.interfaceName), state.blocked {
+        if bus == "system", let state = RFKillSwitch.of(a.interfaceName), state.blocked {
             throw ScanFailure(exit: .blocked, message: "\(a.interfaceName) is blocked by rfkill (\(state.hard ? "hard: a hardware switch" : "soft")): rfkill unblock bluetooth")
         }
         throw ScanFailure(exit: .poweredOff, message: "\(a.interfaceName) is powered off: bluetoothctl power on")

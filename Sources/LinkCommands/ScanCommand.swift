@@ -1,6 +1,7 @@
 import BlueZ
 import DBus
 import GATT
+import LinkPolicy
 import Synchronization
 import WearMetrics
 #if canImport(Glibc)
@@ -84,80 +85,44 @@ public struct ScanCommand: LinkCommand {
     }
 }
 
-/// The adapter calls the scan makes.
+/// The adapter calls the scan makes, and what their refusals mean for the person
+/// running it (`ScanExit`), read by the one BlueZ error classifier.
 struct ScanClient: Sendable {
-    let connection: DBusConnection
-    let adapter: Adapter
+    let adapter: BlueZAdapter
+    let name: String
+
+    init(connection: DBusConnection, adapter: Adapter) {
+        self.adapter = BlueZAdapter(connection, adapter.path)
+        name = adapter.interfaceName
+    }
 
     func startDiscovery() async throws {
-        let name = adapter.interfaceName
         do {
             // DuplicateData: every advertisement updates RSSI (and advertised data),
             // not only the first per device.
-            _ = try await call("SetDiscoveryFilter", [.properties([("Transport", .string("le")), ("DuplicateData", .bool(true))])])
-            _ = try await call("StartDiscovery")
+            try await adapter.setLEDiscoveryFilter(duplicateData: true)
+            try await adapter.startDiscovery()
         } catch {
-            if error.is(.serviceUnknown) || error.is(.nameHasNoOwner) {
-                throw ScanFailure(exit: .bluetoothdNotRunning, message: "bluetoothd is not running: sudo systemctl start bluetooth")
-            }
-            if error.name == "org.bluez.Error.NotReady" {
-                throw ScanFailure(exit: .poweredOff, message: "\(name) is powered off: bluetoothctl power on")
-            }
-            if error.message.lowercased().contains("rfkill") {
-                throw ScanFailure(exit: .blocked, message: "\(name) is blocked by rfkill: rfkill unblock bluetooth")
-            }
-            if error.name == "org.freedesktop.DBus.Error.UnknownObject" || error.name == "org.freedesktop.DBus.Error.UnknownMethod" {
-                throw ScanFailure(exit: .noAdapter, message: "\(name) went away")
-            }
-            throw ScanFailure(exit: .discoveryFailed, message: "\(name) refused discovery: \(error)")
+            throw Self.failure(error, adapter: name)
         }
     }
 
     func stopDiscovery() async {
-        _ = try? await call("StopDiscovery")
+        try? await adapter.stopDiscovery()
     }
 
-    private func call(_ member: String, _ args: [DBusValue] = []) async throws(DBusError) -> [DBusValue] {
-        try await connection.call(destination: BlueZMirror.busName, path: adapter.path, interface: "org.bluez.Adapter1",
-                                  member: member, args, timeout: .seconds(10))
-    }
-}
-
-/// What an adapter's rfkill switch says, from sysfs. Only meaningful for the real
-/// system bus: a simulated adapter has no switch.
-enum RFKill {
-    struct State { var soft: Bool; var hard: Bool; var blocked: Bool { soft || hard } }
-
-    static func state(of interface: String) -> State? {
-        let dir = "/sys/class/bluetooth/\(interface)"
-        guard let d = opendir(dir) else { return nil }
-        defer { closedir(d) }
-        while let entry = readdir(d) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
-                String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
-            }
-            guard name.hasPrefix("rfkill") else { continue }
-            let soft = read("\(dir)/\(name)/soft") == "1"
-            let hard = read("\(dir)/\(name)/hard") == "1"
-            return State(soft: soft, hard: hard)
+    static func failure(_ error: DBusError, adapter name: String) -> ScanFailure {
+        switch BlueZErrorKind.classify(name: error.name, message: error.message) {
+        case .noBluetoothd:
+            ScanFailure(exit: .bluetoothdNotRunning, message: "bluetoothd is not running: sudo systemctl start bluetooth")
+        case .notReady:
+            ScanFailure(exit: .poweredOff, message: "\(name) is powered off: bluetoothctl power on")
+        case .rfkillBlocked:
+            ScanFailure(exit: .blocked, message: "\(name) is blocked by rfkill: rfkill unblock bluetooth")
+        case .doesNotExist:
+            ScanFailure(exit: .noAdapter, message: "\(name) went away")
+        default:
+            ScanFailure(exit: .discoveryFailed, message: "\(name) refused discovery: \(error)")
         }
-        return nil
-    }
-
-    private static func read(_ path: String) -> String? {
-        guard let f = fopen(path, "r") else { return nil }
-        defer { fclose(f) }
-        var buf = [CChar](repeating: 0, count: 16)
-        guard fgets(&buf, Int32(buf.count), f) != nil else { return nil }
-        let n = strlen(buf)
-        return String(decoding: buf[0..<n].map { UInt8(bitPattern: $0) }, as: UTF8.self).trimmingNewline()
-    }
-}
-
-extension String {
-    func trimmingNewline() -> String {
-        var s = self
-        while s.last == "\n" || s.last == " " { s.removeLast() }
-        return s
     }
 }

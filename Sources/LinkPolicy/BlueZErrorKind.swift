@@ -19,6 +19,10 @@ public enum BlueZErrorKind: String, Sendable, Hashable, CaseIterable {
     case timeout
     /// The adapter is off or not ready.
     case notReady = "not-ready"
+    /// The adapter's radio is blocked by rfkill (5.66: `Failed "Blocked through rfkill"`).
+    case rfkillBlocked = "rfkill-blocked"
+    /// Nobody owns `org.bluez`: bluetoothd is not running (ServiceUnknown, NameHasNoOwner).
+    case noBluetoothd = "no-bluetoothd"
     /// The operation needs a link that is not there.
     case notConnected = "not-connected"
     /// The object (device, adapter) is gone.
@@ -42,13 +46,14 @@ public enum BlueZErrorKind: String, Sendable, Hashable, CaseIterable {
             || m.includes("timeout") || m.includes("timed out") {
             return .timeout
         }
+        if name.hasSuffix(".ServiceUnknown") || name.hasSuffix(".NameHasNoOwner") { return .noBluetoothd }
+        if m.includes("rfkill") { return .rfkillBlocked }
         if name.hasSuffix(".NotReady") || m.includes("not ready") || m.includes("not-powered") || m.includes("not powered") {
             return .notReady
         }
         if m.includes("notify acquired") { return .notifyAcquired }
         if name.hasSuffix(".NotConnected") || m.includes("not connected") { return .notConnected }
-        if name.hasSuffix(".DoesNotExist") || name.hasSuffix(".UnknownObject") || name.hasSuffix(".UnknownMethod")
-            || name.hasSuffix(".ServiceUnknown") {
+        if name.hasSuffix(".DoesNotExist") || name.hasSuffix(".UnknownObject") || name.hasSuffix(".UnknownMethod") {
             return .doesNotExist
         }
         if name.hasSuffix(".NotSupported") { return .notSupported }

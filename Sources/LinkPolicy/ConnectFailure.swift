@@ -28,8 +28,8 @@ public enum ConnectFailureKind: String, Sendable, Hashable, CaseIterable {
         case .inProgress: self = .inProgress
         case .abortByLocal, .notConnected: self = .abortByLocal
         case .timeout: self = .timeout
-        case .notReady: self = .notReady
-        case .doesNotExist: self = .deviceGone
+        case .notReady, .rfkillBlocked: self = .notReady
+        case .doesNotExist, .noBluetoothd: self = .deviceGone
         case .failed: self = .failed
         case .notifyAcquired, .notSupported, .notPermitted, .noDiscoveryStarted, .alreadyExists, .other: self = .other
         }

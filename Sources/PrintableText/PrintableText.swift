@@ -44,7 +44,7 @@ public enum PrintableText {
 
     /// `https://user:secret@host/` → `https://***@host/`: a URL as it may be printed.
     public static func redactingCredentials(_ url: String) -> String {
-        guard let scheme = url.range(of: "://") else { return url }
+        guard let scheme = Substring(url).textRange(of: "://") else { return url }
         let rest = url[scheme.upperBound...]
         let authorityEnd = rest.firstIndex(where: { $0 == "/" || $0 == "?" || $0 == "#" }) ?? rest.endIndex
         guard let at = rest[..<authorityEnd].lastIndex(of: "@") else { return url }
@@ -54,37 +54,6 @@ public enum PrintableText {
     /// `text` with every occurrence of `secret` replaced (a backend echoing the token).
     public static func redacting(_ secret: String?, in text: String) -> String {
         guard let secret, secret.count >= 4, text.includes(secret) else { return text }
-        return text.replacingOccurrences(of: secret, with: "<token>")
-    }
-}
-
-extension String {
-    fileprivate func replacingOccurrences(of target: String, with replacement: String) -> String {
-        var out = ""
-        var rest = Substring(self)
-        while let r = rest.range(of: target) {
-            out += rest[..<r.lowerBound]
-            out += replacement
-            rest = rest[r.upperBound...]
-        }
-        return out + rest
-    }
-}
-
-extension Substring {
-    fileprivate func range(of target: String) -> Range<Index>? {
-        guard !target.isEmpty else { return nil }
-        var i = startIndex
-        while i < endIndex {
-            if self[i...].hasPrefix(target) { return i..<index(i, offsetBy: target.count) }
-            i = index(after: i)
-        }
-        return nil
-    }
-}
-
-extension String {
-    fileprivate func range(of target: String) -> Range<Index>? {
-        Substring(self).range(of: target).map { $0.lowerBound..<$0.upperBound }
+        return text.replacingAll(secret, with: "<token>")
     }
 }

@@ -22,3 +22,32 @@ extension StringProtocol {
         return false
     }
 }
+
+extension String {
+    /// This text with every occurrence of `target` replaced by `replacement` (compared as
+    /// characters), without _StringProcessing or Foundation, for the same reason as `includes`.
+    public func replacingAll(_ target: String, with replacement: String) -> String {
+        guard !target.isEmpty, includes(target) else { return self }
+        var out = ""
+        var rest = Substring(self)
+        while let r = rest.textRange(of: target) {
+            out += rest[..<r.lowerBound]
+            out += replacement
+            rest = rest[r.upperBound...]
+        }
+        return out + rest
+    }
+}
+
+extension Substring {
+    /// Where `target` first occurs in this text (compared as characters); nil when it does not.
+    func textRange(of target: String) -> Range<Index>? {
+        guard let first = target.first else { return nil }
+        var i = startIndex
+        while i < endIndex {
+            if self[i] == first, self[i...].hasPrefix(target) { return i..<index(i, offsetBy: target.count) }
+            i = index(after: i)
+        }
+        return nil
+    }
+}

@@ -272,6 +272,7 @@ extension SimulatedBlueZ {
             if let next = a.nextReport[index], next <= now {
                 a.nextReport[index] = now + straps[index].scanRNG.uniform(0.6...1.4) * configuration.advertisingInterval * 1000
                 due = true
+                straps[index].reports.due += 1
             }
             guard straps[index].advertising else { continue }
             if straps[index].advert != nil { refreshAdvert(index, now: now) }
@@ -295,13 +296,17 @@ extension SimulatedBlueZ {
                     device.advertSerial = advert.serial
                     updates.append(("ManufacturerData", manufacturerValue(index)))
                 }
-                if !updates.isEmpty { d.server.setProperties(device.path, "org.bluez.Device1", updates) }
+                if !updates.isEmpty {
+                    d.server.setProperties(device.path, "org.bluez.Device1", updates)
+                    straps[index].reports.delivered += 1
+                }
             } else {
                 let device = SimDevice(strap: index, adapter: a.index, path: a.path.appending(identity.objectName), lastSeen: now)
                 device.reportedRSSI = rssi
                 device.advertSerial = straps[index].advert?.serial ?? 0
                 a.devices[identity.address] = device
                 try? d.server.add(device.path, [deviceInterface(identity, device, adapter: a, generation: g, rssi: rssi)])
+                straps[index].reports.delivered += 1
             }
         }
     }

@@ -43,6 +43,9 @@ public actor SimulatedBlueZ {
     var nextNoiseIndex = 0
     /// How many simulated bluetoothd restarts have completed.
     public private(set) var restarts = 0
+    /// How many housekeeping rounds (every 100 ms) have run: a test that checks that
+    /// something did not happen waits for rounds of the simulator's own, not for a guess.
+    public private(set) var housekeepingRounds = 0
     /// AcquireNotify datagrams not sent because the client's socket buffer was full.
     /// bluetoothd drops them the same way and the payload log never sees them, so a
     /// benchmark asks for this count to know what the client missed.
@@ -240,6 +243,7 @@ public actor SimulatedBlueZ {
     /// Every 100 ms: notices closed AcquireNotify sockets and expires devices that
     /// have not been seen for TemporaryTimeout.
     func housekeep() {
+        housekeepingRounds += 1
         guard let d = daemon else { return }
         let now = MonotonicClock.seconds() * 1000
         for adapter in d.adapters.values {
@@ -300,6 +304,14 @@ public actor SimulatedBlueZ {
         return (d, a, dev)
     }
 
+    /// The advertising reports of the device with this address so far (nil: no such
+    /// device): how many came due on discovering adapters, whether it advertised or not,
+    /// and how many reached the bus. A test that checks what a client did not see waits
+    /// for reports that certainly came due, not for a guessed time.
+    public func advertisingReports(_ address: String) -> AdvertisingReports? {
+        straps.first { $0.identity.address == address.uppercased() }?.reports
+    }
+
     /// Devices matching a selector: "" or "*" for all, else an address, an object
     /// path, or a name.
     func strapIndices(_ selector: String) -> [Int] {
@@ -315,6 +327,15 @@ public actor SimulatedBlueZ {
         var line = "blegate simulate: " + message + "\n"
         line.withUTF8 { buf in _ = write(2, buf.baseAddress, buf.count) }
     }
+}
+
+/// A strap's advertising reports: see `SimulatedBlueZ.advertisingReports(_:)`.
+public struct AdvertisingReports: Sendable, Hashable {
+    /// Report slots that came due on any discovering adapter (also while it did not
+    /// advertise, or a filter hid it).
+    public var due = 0
+    /// Reports put on the bus (a new device object, or changed RSSI or advertised data).
+    public var delivered = 0
 }
 
 /// One incarnation of bluetoothd: its connection, object tree and adapters.

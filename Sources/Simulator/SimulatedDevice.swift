@@ -34,6 +34,9 @@ struct VirtualStrap {
     var scaleReading: ScaleReading?
     var scaleWakes = 0
     var measurementSequence = 0
+    /// Advertising reports of this strap that came due on a discovering adapter, and how
+    /// many of them (with reports of new data) were put on the bus.
+    var reports = AdvertisingReports()
 
     init(identity: VirtualDeviceIdentity, root: SeededRandom) {
         self.identity = identity

@@ -23,10 +23,13 @@ public actor SyncEngine: Service {
     public nonisolated let configuration: SyncConfiguration
     private let logger: Logger
     private let clock: any Clock<Duration>
+    /// Time on `clock` since the engine was made: deadlines and request durations.
+    private let elapsed: @Sendable () -> Duration
 
     private var current: SyncStatus
     private var stopRequested = false
-    private var drainDeadline: ContinuousClock.Instant?
+    /// When the drain gives up, in `elapsed` time.
+    private var drainDeadline: Duration?
     private var wakeRequested = false
     private var tokenReloadRequested = false
     private var sleeper: Task<Void, Never>?
@@ -47,12 +50,18 @@ public actor SyncEngine: Service {
                 configuration: SyncConfiguration, logger: Logger = Logger(label: "blegate.sync"),
                 clock: any Clock<Duration> = ContinuousClock()) {
         self.clock = clock
+        self.elapsed = Self.stopwatch(clock)
         self.outbox = outbox
         self.documents = documents
         self.client = client
         self.configuration = configuration
         self.logger = logger
         self.current = SyncStatus(endpoint: configuration.sink == .wearmetrics ? client.metricsURL : client.samplesURL)
+    }
+
+    private static func stopwatch<C: Clock<Duration>>(_ clock: C) -> @Sendable () -> Duration {
+        let start = clock.now
+        return { start.duration(to: clock.now) }
     }
 
     /// The current snapshot for `blegate status`.
@@ -92,7 +101,7 @@ public actor SyncEngine: Service {
     /// Deliver what is pending (for at most `drainTimeout`), then return from `run()`.
     /// A failure ends the drain at once: the records are safe in the cache.
     public func drain() {
-        if drainDeadline == nil { drainDeadline = .now + configuration.drainTimeout }
+        if drainDeadline == nil { drainDeadline = elapsed() + configuration.drainTimeout }
         sleeper?.cancel()
     }
 
@@ -119,7 +128,7 @@ public actor SyncEngine: Service {
     }
 
     private var shouldStop: Bool {
-        stopRequested || Task.isCancelled || drainDeadline.map { ContinuousClock.now >= $0 } ?? false
+        stopRequested || Task.isCancelled || drainDeadline.map { elapsed() >= $0 } ?? false
     }
 
     private var draining: Bool { drainDeadline != nil }
@@ -328,9 +337,9 @@ public actor SyncEngine: Service {
     /// Sends `items` with `attempt` (splitting on 413 down to single items, which
     /// `quarantineAlone` then sets aside); nil when every item is settled.
     private func deliver<Item: Sendable>(_ items: ArraySlice<Item>, endpoint: String,
-                               attempt: (ArraySlice<Item>, ContinuousClock.Instant) async throws(BackendError) -> Outcome?,
+                               attempt: (ArraySlice<Item>, Duration) async throws(BackendError) -> Outcome?,
                                quarantineAlone: (Item, String) async -> Outcome?) async -> Outcome? {
-        let started = ContinuousClock.now
+        let started = elapsed()
         do throws(BackendError) {
             return try await attempt(items, started)
         } catch {
@@ -357,7 +366,7 @@ public actor SyncEngine: Service {
         }
     }
 
-    private func deliverSamples(_ records: ArraySlice<OutboxRecord>, started: ContinuousClock.Instant) async throws(BackendError) -> Outcome? {
+    private func deliverSamples(_ records: ArraySlice<OutboxRecord>, started: Duration) async throws(BackendError) -> Outcome? {
         var samples: [Sample] = []
         var skipped = 0
         var unreadable: [OutboxRejection] = []
@@ -398,7 +407,7 @@ public actor SyncEngine: Service {
     }
 
     /// Marks what the backend holds, quarantines what it refused.
-    private func settle(_ records: ArraySlice<OutboxRecord>, result: MetricsResult, started: ContinuousClock.Instant) async -> Outcome? {
+    private func settle(_ records: ArraySlice<OutboxRecord>, result: MetricsResult, started: Duration) async -> Outcome? {
         let endpoint = current.endpoint
         return await settle(records, id: \.id, result: result, started: started, endpoint: endpoint, what: "records") { rejections, delivered in
             if !rejections.isEmpty { try await outbox.quarantine(rejections.map { $0.rejection }) }
@@ -409,7 +418,7 @@ public actor SyncEngine: Service {
         }
     }
 
-    private func settle(_ batch: ArraySlice<OutboxDocument>, result: MetricsResult, started: ContinuousClock.Instant, endpoint: String,
+    private func settle(_ batch: ArraySlice<OutboxDocument>, result: MetricsResult, started: Duration, endpoint: String,
                         documents: any DocumentOutbox) async -> Outcome? {
         let kind = batch[batch.startIndex].kind
         return await settle(batch, id: \.id, result: result, started: started, endpoint: endpoint, what: kind.plural) { rejections, delivered in
@@ -428,7 +437,7 @@ public actor SyncEngine: Service {
     /// The backend's answer for `items`: counts that do not add up are a failure (the batch is
     /// sent again: harmless, idempotent; losing items is not); otherwise `store` quarantines
     /// the rejected items with their reasons and marks the rest delivered.
-    private func settle<Item: Sendable>(_ items: ArraySlice<Item>, id: (Item) -> String, result: MetricsResult, started: ContinuousClock.Instant,
+    private func settle<Item: Sendable>(_ items: ArraySlice<Item>, id: (Item) -> String, result: MetricsResult, started: Duration,
                               endpoint: String, what: String,
                               store: ([(item: Item, rejection: OutboxRejection)], [Item]) async throws -> Void,
                               counted: (_ delivered: Int, _ quarantined: Int) -> Void) async -> Outcome? {
@@ -495,10 +504,10 @@ public actor SyncEngine: Service {
     }
 
     @discardableResult
-    private func report(_ records: Int, status: Int?, started: ContinuousClock.Instant, endpoint: String,
+    private func report(_ records: Int, status: Int?, started: Duration, endpoint: String,
                         inserted: Int = 0, duplicates: Int = 0, rejected: Int = 0, skipped: Int = 0, error: String? = nil) -> SyncReport {
         let r = SyncReport(records: records, inserted: inserted, duplicates: duplicates, rejected: rejected, skipped: skipped,
-                           duration: .now - started, endpoint: endpoint, httpStatus: status, at: UTCTimestamp.now, error: error)
+                           duration: elapsed() - started, endpoint: endpoint, httpStatus: status, at: UTCTimestamp.now, error: error)
         current.lastSync = r
         return r
     }

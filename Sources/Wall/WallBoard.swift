@@ -63,7 +63,7 @@ public final class WallBoard: Sendable {
     /// `clock` is monotonic seconds; `onLearned` gets every learned maximum whenever one
     /// rises (to be remembered for the next start).
     public init(settings: WallSettings, learned: [String: Int] = [:],
-                clock: @escaping @Sendable () -> Double = WallBoard.monotonicSeconds,
+                clock: @escaping @Sendable () -> Double = MonotonicClock.seconds,
                 wallMillis: @escaping @Sendable () -> Int64 = { UTCTimestamp.now.millisecondsSince1970 },
                 onLearned: @escaping @Sendable ([String: Int]) -> Void = { _ in }) {
         self.settings = settings
@@ -71,12 +71,6 @@ public final class WallBoard: Sendable {
         self.wallMillis = wallMillis
         self.onLearned = onLearned
         state.withLock { $0.learned = learned }
-    }
-
-    static let origin = ContinuousClock.now
-
-    public static func monotonicSeconds() -> Double {
-        (ContinuousClock.now - origin).seconds
     }
 
     /// Replaces what the device registry says about names and pairings.

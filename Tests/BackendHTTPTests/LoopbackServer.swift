@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: MIT
+import BlegateTestSupport
 import NIOCore
 import NIOPosix
 import NIOSSL
@@ -65,13 +66,8 @@ final class LoopbackServer: Sendable {
     var seenNow: Seen { record.seen.withLock { $0 } }
 
     /// Waits (up to `timeout`) until `condition` holds for what the server saw.
-    func wait(timeout: Duration = .seconds(20), until condition: (Seen) -> Bool) async -> Bool {
-        let deadline = ContinuousClock.now + timeout
-        while ContinuousClock.now < deadline {
-            if condition(seenNow) { return true }
-            try? await Task.sleep(for: .milliseconds(10))
-        }
-        return condition(seenNow)
+    func wait(timeout: Double = 20, until condition: (Seen) -> Bool) async -> Bool {
+        await eventually(timeout: timeout, every: .milliseconds(10)) { condition(seenNow) }
     }
 
     /// Closes every open connection from the server's side, as a keep-alive timeout does.

@@ -31,28 +31,6 @@ func hrRecord(_ device: String, _ i: Int, hr: Double = 70, at: UTCTimestamp? = n
                        deviceID: device, source: "ble_hrm", metrics: metrics, meta: meta, rrIntervals: [812.5, 790.0])
 }
 
-/// Fails the test instead of hanging when `body` does not finish in `seconds`.
-func withTimeout<T: Sendable>(_ seconds: Double = 30, _ body: @escaping @Sendable () async throws -> T) async throws -> T {
-    try await withThrowingTaskGroup(of: T?.self) { group in
-        group.addTask { try await body() }
-        group.addTask {
-            try await Task.sleep(for: .seconds(seconds))
-            return nil
-        }
-        guard let first = try await group.next(), let value = first else {
-            group.cancelAll()
-            throw TimedOut(seconds: seconds)
-        }
-        group.cancelAll()
-        return value
-    }
-}
-
-struct TimedOut: Error, CustomStringConvertible {
-    var seconds: Double
-    var description: String { "timed out after \(seconds) s" }
-}
-
 /// Collects commit events from the writer thread.
 final class CommitLog: @unchecked Sendable {
     private let lock = NSLock()

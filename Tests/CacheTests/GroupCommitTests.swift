@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: MIT
+import BlegateTestSupport
 import Cache
 import Foundation
 import SQLite
@@ -159,10 +160,10 @@ struct GroupCommitTests {
         try other.execute("BEGIN IMMEDIATE")
         let records = (1...20).map { hrRecord("AA:00:00:00:00:01", $0) }
         cache.append(records)
-        // Thirty commit intervals: the batch is in the writer's hands by now. Zero here
-        // would tell a caller (status, a test before SIGKILL) that nothing waits in memory
-        // while the records are not yet on disk.
-        try await Task.sleep(for: .milliseconds(300))
+        // Once the batch is in the writer's hands, zero here would tell a caller (status,
+        // a test before SIGKILL) that nothing waits in memory while the records are not yet
+        // on disk.
+        #expect(await eventually(timeout: 30) { cache.writeHealth.committing == 20 }, "\(cache.writeHealth)")
         #expect(cache.bufferedCount == 20)
         #expect(cache.writeHealth.buffered == 20)
         try other.execute("COMMIT")

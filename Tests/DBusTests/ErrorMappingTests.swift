@@ -1,3 +1,4 @@
+import BlegateTestSupport
 import DBus
 import Testing
 

@@ -1,3 +1,4 @@
+import BlegateTestSupport
 import DBus
 import Synchronization
 import Testing
@@ -139,7 +140,7 @@ struct ObjectServerTests {
         }
         #expect(fast == [.uint32(1)])
         // Release the blocked one once it is really waiting.
-        while gate.withLock({ $0 == nil }) { try await Task.sleep(for: .milliseconds(5)) }
+        try await eventually("the Block call at its handler", seconds: 30, every: .milliseconds(5)) { gate.withLock { $0 != nil } }
         gate.withLock { $0?.resume(); $0 = nil }
         _ = try await withTimeout(30, "blocked call") { try await blocked.value }
     }

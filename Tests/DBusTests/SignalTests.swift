@@ -1,6 +1,8 @@
+import BlegateTestSupport
 import DBus
 import Synchronization
 import Testing
+import Timing
 
 @Suite("Signals")
 struct SignalTests {
@@ -13,12 +15,12 @@ struct SignalTests {
         let raw = Mutex<[Int64]>([])
         let sub = try await t.client.subscribeRaw(matching: rule) { view in raw.withLock { $0.append(view.receivedAt) } }
         defer { t.client.unsubscribe(sub) }
-        let sent = wallMilliseconds()
+        let sent = WallClock.milliseconds()
         try t.server.emit(path: "/test", interface: "org.blegate.Test1", member: "Beat", [.uint32(1)])
         // The consumer is busy for a second before it reads the signal.
         try await Task.sleep(for: .seconds(1))
         let signal = try await nextSignal(stream, "the beat")
-        let read = wallMilliseconds()
+        let read = WallClock.milliseconds()
         let stamp = try #require(signal.receivedAt)
         #expect(stamp >= sent - 5 && stamp - sent < 500, "stamped \(stamp - sent) ms after sending")
         #expect(read - stamp >= 900, "the consumer read it \(read - stamp) ms after it arrived")
@@ -249,13 +251,3 @@ struct SignalViewTests {
         #expect(seen.withLock { $0 } == [true, false, false, false, false])
     }
 }
-
-private func wallMilliseconds() -> Int64 {
-    var ts = timespec()
-    clock_gettime(CLOCK_REALTIME, &ts)
-    return Int64(ts.tv_sec) * 1000 + Int64(ts.tv_nsec) / 1_000_000
-}
-
-#if canImport(Glibc)
-import Glibc
-#endif

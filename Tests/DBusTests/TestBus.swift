@@ -1,3 +1,4 @@
+import BlegateTestSupport
 import DBus
 import Testing
 
@@ -22,32 +23,10 @@ struct TestBus {
     }
 }
 
-/// Fails the test instead of hanging when an awaited event never comes.
-func withTimeout<T: Sendable>(_ seconds: Double = 30, _ what: String, _ body: @escaping @Sendable () async throws -> T) async throws -> T {
-    try await withThrowingTaskGroup(of: T?.self) { group in
-        group.addTask { try await body() }
-        group.addTask {
-            try await Task.sleep(for: .seconds(seconds))
-            return nil
-        }
-        guard let first = try await group.next(), let value = first else {
-            group.cancelAll()
-            throw TimeoutError(what: what)
-        }
-        group.cancelAll()
-        return value
-    }
-}
-
-struct TimeoutError: Error, CustomStringConvertible {
-    let what: String
-    var description: String { "timed out waiting for \(what)" }
-}
-
 /// The next signal of a stream, or a failure after `seconds`.
 func nextSignal(_ stream: DBusSignalStream, _ what: String, seconds: Double = 30) async throws -> DBusSignal {
     try await withTimeout(seconds, what) {
         for await s in stream { return s }
-        throw TimeoutError(what: what + " (stream ended)")
+        throw TestSupportError("\(what): the stream ended")
     }
 }

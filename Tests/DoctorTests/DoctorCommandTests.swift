@@ -149,19 +149,10 @@ final class LoopbackHTTPServer: Sendable {
     var requests: [Request] { received.withLock { $0 } }
 
     init(status: Int) throws {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-        guard fd >= 0 else { throw ServerError(message: "socket: \(errno)") }
-        var addr = sockaddr_in()
-        addr.sin_family = sa_family_t(AF_INET)
-        addr.sin_addr.s_addr = inet_addr("127.0.0.1")
-        addr.sin_port = 0
-        var len = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &addr) { p in
-            p.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, len) == 0 && getsockname(fd, $0, &len) == 0 }
-        }
-        guard bound, listen(fd, 8) == 0 else { close(fd); throw ServerError(message: "bind/listen: \(errno)") }
+        let (fd, port) = try boundLoopbackSocket()
+        guard listen(fd, 8) == 0 else { close(fd); throw ServerError(message: "listen: \(errno)") }
         self.fd = fd
-        self.port = UInt16(bigEndian: addr.sin_port)
+        self.port = port
         let reason = status == 200 ? "OK" : "Unauthorized"
         let body = status == 200 ? "{\"inserted\":0,\"duplicates\":0,\"rejected\":[]}" : "{\"error\":\"bad token\"}"
         Thread.detach { [self] in

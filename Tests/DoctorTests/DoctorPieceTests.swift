@@ -2,6 +2,7 @@
 import BlegateTestSupport
 import Doctor
 import Glibc
+import HCI
 import Testing
 
 @Suite("doctor: main.conf advice")

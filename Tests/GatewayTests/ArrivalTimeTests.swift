@@ -24,21 +24,16 @@ struct ArrivalTimeTests {
             #expect(stream.stderr.components("via AcquireNotify") == 6, "\(stream.stderr)")
             // Several gathered windows' worth of notifications from every strap (counted as
             // the check below counts them: well-formed heart rate through the socket).
-            let deadline = ContinuousClock.now + .seconds(120)
-            while ContinuousClock.now < deadline,
-                  sim.devices.contains(where: { d in sim.payloadLog.records(address: d.address)
-                      .filter { $0.uuid == bluetoothUUID(0x2A37) && !$0.malformed && $0.delivery == .acquire }.count < 60 }) {
-                try await Task.sleep(for: .milliseconds(100))
+            _ = await eventually(timeout: 120) {
+                sim.devices.allSatisfy { d in sim.payloadLog.records(address: d.address)
+                    .filter { $0.uuid == bluetoothUUID(0x2A37) && !$0.malformed && $0.delivery == .acquire }.count >= 60 }
             }
             _ = await sim.stopAdvertising("*")
             _ = await sim.linkLoss("*")
             // Every datagram sent is in the output once the links are down and the reader
             // drained them; then Ctrl-C.
             let sentTotal = sim.devices.reduce(0) { n, d in n + sim.payloadLog.records(address: d.address).filter { $0.uuid == bluetoothUUID(0x2A37) }.count }
-            let drained = ContinuousClock.now + .seconds(60)
-            while ContinuousClock.now < drained, Self.stamps(stream.stdout).values.reduce(0, { $0 + $1.count }) < sentTotal {
-                try await Task.sleep(for: .milliseconds(100))
-            }
+            _ = await eventually(timeout: 60) { Self.stamps(stream.stdout).values.reduce(0, { $0 + $1.count }) >= sentTotal }
             stream.signal(SIGINT)
             #expect(await stream.wait(timeout: 60) == 0, "\(stream.stderr)")
 

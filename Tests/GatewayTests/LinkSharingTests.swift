@@ -175,11 +175,16 @@ struct LinkSharingTests {
             let sent = sim.payloadLog.adverts(address: h10.address).count
             try await waitFor("four advertisements from the linked H10") { sim.payloadLog.adverts(address: h10.address).count >= sent + 4 }
             #expect(sink.advertised(h10.address) == before, "advertisements while the link delivers")
-            // On a hook: the broadcast goes on with a frozen frame, and gives nothing.
+            // On a hook: the broadcast goes on with a frozen frame, and gives nothing. Counted
+            // in the strap's own reports: once two have gone out after the hook (the block
+            // without contact, then the same again), the records of its worn frames are in;
+            // then four more reports reach the gateway and make no record.
             _ = await sim.setWorn(only.address, worn: false)
-            try await Task.sleep(for: .seconds(2))
+            func delivered() async -> Int { await sim.advertisingReports(only.address)?.delivered ?? 0 }
+            let atHook = await delivered()
+            try await waitFor("two reports of the strap on its hook") { await delivered() >= atHook + 2 }
             let hooked = sink.advertised(only.address)
-            try await Task.sleep(for: .seconds(4))
+            try await waitFor("four more reports of the strap on its hook") { await delivered() >= atHook + 6 }
             #expect(sink.advertised(only.address) == hooked, "records from a strap on a hook")
             _ = await sim.setWorn(only.address, worn: true)
             try await waitFor("records again once worn") { sink.advertised(only.address) > hooked }

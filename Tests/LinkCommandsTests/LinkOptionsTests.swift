@@ -73,7 +73,7 @@ struct LinkOptionsTests {
         }
     }
 
-    @Test("stream and scan check their values as before")
+    @Test("stream and scan check their values, naming the option at fault")
     func validation() {
         #expect(Self.stream([]) == "give at least one --device ADDRESS or NAME")
         #expect(Self.stream(["--device", "X"]) == nil)

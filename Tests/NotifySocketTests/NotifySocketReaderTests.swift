@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: MIT
+import BlegateTestSupport
 import DBus
 import NotifySocket
 import Synchronization
@@ -22,12 +23,6 @@ struct NotifySocketReaderTests {
         return (DBusFileDescriptor(owning: fds[0]), fds[1])
     }
 
-    /// Polls every 10 ms, for up to 60 s (a loaded machine is slow, never this slow).
-    func waitUntil(_ condition: () -> Bool) async {
-        let deadline = ContinuousClock.now + .seconds(60)
-        while !condition(), ContinuousClock.now < deadline { try? await Task.sleep(for: .milliseconds(10)) }
-    }
-
     @Test("every datagram in order, empty ones included; hang-up once, after the data queued before it",
           arguments: [0, 8, 50, 200])
     func orderAndHangup(gatherMilliseconds: Int) async throws {
@@ -42,7 +37,7 @@ struct NotifySocketReaderTests {
             _ = p.withUnsafeBytes { send(theirs, $0.baseAddress, $0.count, 0) }
             if i % 10 == 9 { try? await Task.sleep(for: .milliseconds(1)) }
         }
-        await waitUntil { c.datagrams.withLock { $0.count } == payloads.count }
+        _ = await eventually(timeout: 60, every: .milliseconds(10)) { c.datagrams.withLock { $0.count } == payloads.count }
         #expect(c.datagrams.withLock { $0 } == payloads)
         #expect(c.hungUp.withLock { $0 } == 0, "an empty notification is not the end of the socket")
         // Queued right before the close, an empty one last: still delivered (the kernel's
@@ -50,7 +45,7 @@ struct NotifySocketReaderTests {
         _ = [UInt8]([0x06, 81]).withUnsafeBytes { send(theirs, $0.baseAddress, $0.count, 0) }
         _ = send(theirs, UnsafeRawPointer(bitPattern: 1), 0, 0)
         close(theirs)
-        await waitUntil { c.hungUp.withLock { $0 } == 1 }
+        _ = await eventually(timeout: 60, every: .milliseconds(10)) { c.hungUp.withLock { $0 } == 1 }
         #expect(c.hungUp.withLock { $0 } == 1)
         #expect(c.datagrams.withLock { Array($0.suffix(2)) } == [[0x06, 81], []])
         #expect(reader.datagramCount == payloads.count + 2)
@@ -74,7 +69,7 @@ struct NotifySocketReaderTests {
                 try await Task.sleep(for: .milliseconds(1))
             }
         }
-        await waitUntil { c.datagrams.withLock { $0.count } >= count }
+        _ = await eventually(timeout: 60, every: .milliseconds(10)) { c.datagrams.withLock { $0.count } >= count }
         let got = c.datagrams.withLock { $0 }
         #expect(got.count == count)
         #expect(got.enumerated().allSatisfy { i, p in p == [0x06, UInt8(i & 0xFF), UInt8(i >> 8)] })
@@ -102,11 +97,11 @@ struct NotifySocketReaderTests {
             #expect(p.withUnsafeBytes { send(theirs, $0.baseAddress, $0.count, 0) } == p.count)
             try? await Task.sleep(for: .milliseconds(2))
         }
-        await waitUntil { c.datagrams.withLock { $0.count } == 10 }
+        _ = await eventually(timeout: 60, every: .milliseconds(10)) { c.datagrams.withLock { $0.count } == 10 }
         // A round for the other socket only: this socket, found empty, leaves epoll's ready
         // list, and the reader is asleep again when the rest happens.
         #expect([UInt8]([0x06, 1]).withUnsafeBytes { send(otherPeer, $0.baseAddress, $0.count, 0) } == 2)
-        await waitUntil { others.withLock { $0 } == 1 }
+        _ = await eventually(timeout: 60, every: .milliseconds(10)) { others.withLock { $0 } == 1 }
         // A command first (a third socket added), then the last datagrams, then the
         // removal: the next round takes the commands before it reads this socket.
         let (third, thirdPeer) = try pair()

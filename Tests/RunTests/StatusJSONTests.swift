@@ -8,7 +8,7 @@ import WearMetrics
 /// The status report, the socket's answers and the saved state are written by the JSON
 /// module's `Codable` coder: the same bytes as Foundation's `JSONEncoder` with snake_case
 /// keys and sorted keys gave, which clients and saved state already hold.
-@Suite("Status JSON: the gateway's own coder writes what JSONEncoder wrote")
+@Suite("Status JSON: the gateway's own coder writes what JSONEncoder writes")
 struct StatusJSONTests {
     static func sample() -> StatusReport {
         var r = StatusReport(source: "service", gatewayID: "gym-1", generatedAt: "2026-11-25T10:42:07.125Z",
@@ -54,7 +54,7 @@ struct StatusJSONTests {
         #expect(try StatusReport(json: json) == report)
     }
 
-    @Test("the saved state the stopped gateway's status reads: written as before, read from either writer")
+    @Test("the saved state the stopped gateway's status reads: the same bytes as Foundation's encoder writes, read from either writer")
     func savedState() throws {
         let report = Self.sample()
         let state = SavedServiceState(startedAt: "a", savedAt: "b", sync: report.sync, errors: report.errors)
@@ -64,7 +64,7 @@ struct StatusJSONTests {
         #expect(back.sync == report.sync && back.errors == report.errors && back.savedAt == "b")
     }
 
-    @Test("a socket answer object and a request line: sorted keys, escaped slashes, as JSONSerialization wrote them")
+    @Test("a socket answer object and a request line: sorted keys, escaped slashes, as JSONSerialization writes them")
     func answersAndRequests() throws {
         let answer = GatewayRuntime.object(["ok": .bool(true), "assigned": .int(3), "error": .string("a/b \"c\"")])
         let expected = try JSONSerialization.data(withJSONObject: ["ok": true, "assigned": 3, "error": "a/b \"c\""] as [String: Any],

@@ -10,7 +10,10 @@ struct DiscoveryTests {
         try await withSimulator({ $0.straps = 4; $0.watches = 1 }) { h in
             let added = try await h.client.signals(matching: DBusMatchRule(
                 sender: "org.bluez", interface: "org.freedesktop.DBus.ObjectManager", member: "InterfacesAdded"))
-            try await Task.sleep(for: .milliseconds(800))
+            // Eight housekeeping rounds (800 ms of the simulator's life): a discovering
+            // adapter reports every strap within its first 450 ms.
+            let rounds = await h.sim.housekeepingRounds
+            try await eventually("eight housekeeping rounds") { await h.sim.housekeepingRounds >= rounds + 8 }
             #expect(try await h.devicePaths().isEmpty)
             _ = try await h.call(SimHarness.adapter, "org.bluez.Adapter1", "SetDiscoveryFilter", [.properties([("Transport", .string("le"))])])
             _ = try await h.call(SimHarness.adapter, "org.bluez.Adapter1", "StartDiscovery")

@@ -110,8 +110,11 @@ struct FaultTests {
             let address = try await h.address(of: devices[0])
             _ = try await h.control("StopAdvertising", [.string(address), .bool(true)])
             try await eventually("device removed") { try await h.managedObjects()[devices[0]] == nil }
-            try await Task.sleep(for: .seconds(2))
+            // Three of its report slots pass on the discovering adapter: none puts it back.
+            let reports = try #require(await h.sim.advertisingReports(address))
+            try await eventually("three report slots") { (await h.sim.advertisingReports(address)?.due ?? 0) >= reports.due + 3 }
             #expect(try await h.managedObjects()[devices[0]] == nil)
+            #expect(await h.sim.advertisingReports(address)?.delivered == reports.delivered)
             _ = try await h.control("StartAdvertising", [.string(address)])
             try await eventually("device back") { try await h.managedObjects()[devices[0]] != nil }
         }

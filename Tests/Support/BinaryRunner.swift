@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-import DBus
+import Spawning
 import Dispatch
 import Foundation
 #if canImport(Glibc)
@@ -72,12 +72,22 @@ public struct BackgroundProcess: Sendable {
         guard let dir = template.withUnsafeMutableBufferPointer({ mkdtemp($0.baseAddress!) }).map({ String(cString: $0) }) else {
             throw TestSupportError("mkdtemp failed")
         }
-        // The subshell must not keep popen's pipe open, or `shell` would wait for it.
-        let script = "( \(command) > '\(dir)/stdout' 2> '\(dir)/stderr' < /dev/null; echo $? > '\(dir)/status' ) > /dev/null 2>&1 < /dev/null & echo $!"
-        // The subshell's pid; the command is its child. Signals go to the command itself.
-        let (out, _) = await shell(script + " ; sleep 0.2; pgrep -P $! | head -1")
-        let lines = out.split(separator: "\n").compactMap { Int32($0.trimmingCharacters(in: .whitespaces)) }
-        guard let pid = lines.last else { throw TestSupportError("could not start: \(command): \(out)") }
+        // The subshell starts the command as its own background child, so `$!` is the
+        // command's pid (a simple command is exec'd in the forked child), writes it to a file
+        // (renamed into place, so a reader never sees half of it), waits for the command and
+        // writes its status. The outer shell returns at once and keeps no pipe open.
+        let pidPath = dir + "/pid"
+        let script = "( \(command) > '\(dir)/stdout' 2> '\(dir)/stderr' < /dev/null & "
+            + "echo $! > '\(pidPath).new' && mv '\(pidPath).new' '\(pidPath)'; wait $!; echo $? > '\(dir)/status' ) "
+            + "> /dev/null 2>&1 < /dev/null &"
+        let (out, status) = await shell(script)
+        guard status == 0 else { throw TestSupportError("could not start: \(command): \(out)") }
+        var pid: Int32?
+        _ = await eventually(timeout: 30, every: .milliseconds(10)) {
+            pid = readFile(pidPath).flatMap { Int32($0.trimmingCharacters(in: .whitespacesAndNewlines)) }
+            return pid != nil
+        }
+        guard let pid else { throw TestSupportError("no pid within 30 s: \(command)") }
         return BackgroundProcess(pid: pid, directory: dir)
     }
 

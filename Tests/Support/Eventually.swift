@@ -20,6 +20,25 @@ public func eventually(_ what: String, seconds: Double = 20, every: Duration = .
     guard try await eventually(timeout: seconds, every: every, condition) else { throw EventuallyTimedOut(what: what, seconds: seconds) }
 }
 
+/// Runs `body` and fails with `EventuallyTimedOut` naming `what` instead of hanging when
+/// it does not finish within `seconds` (for an awaited event: a reply, a signal, a flush).
+public func withTimeout<T: Sendable>(_ seconds: Double = 30, _ what: String = "the awaited work",
+                                     _ body: @escaping @Sendable () async throws -> T) async throws -> T {
+    try await withThrowingTaskGroup(of: T?.self) { group in
+        group.addTask { try await body() }
+        group.addTask {
+            try await Task.sleep(for: .milliseconds(Int64(seconds * 1000)))
+            return nil
+        }
+        guard let first = try await group.next(), let value = first else {
+            group.cancelAll()
+            throw EventuallyTimedOut(what: what, seconds: seconds)
+        }
+        group.cancelAll()
+        return value
+    }
+}
+
 public struct EventuallyTimedOut: Error, CustomStringConvertible {
     public var what: String
     public var seconds: Double

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 import Synchronization
+import Timing
 
 /// A clock that moves only when the test says so. Code that takes a `Clock` sleeps on it
 /// as on `ContinuousClock`; the test advances it and waits for the sleeper to come back
@@ -33,6 +34,9 @@ public final class ManualClock: Clock, Sendable {
 
     public var now: Instant { state.withLock { $0.now } }
     public var minimumResolution: Duration { .nanoseconds(1) }
+
+    /// Its time in seconds, for code that reads time through a `() -> Double`.
+    public var seconds: @Sendable () -> Double { { self.now.offset.seconds } }
 
     /// How many tasks are asleep on this clock now.
     public var sleepers: Int { state.withLock { $0.sleepers.count } }

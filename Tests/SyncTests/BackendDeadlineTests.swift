@@ -46,7 +46,7 @@ struct BackendDeadlineTests {
             #expect(elapsed >= .milliseconds(2900), "\(elapsed)")
             #expect(elapsed < .seconds(40), "\(elapsed)")
             // The client gave the connection up instead of leaving it open.
-            let hungUp = await server.wait(timeout: .seconds(30)) { $0.clientHungUp }
+            let hungUp = await server.wait(timeout: 30) { $0.clientHungUp }
             #expect(hungUp)
             #expect(server.observed.bodyBytesSent < 20)
         }
@@ -68,7 +68,7 @@ struct BackendDeadlineTests {
                     "\(String(describing: error))")
             #expect(ContinuousClock.now - started < .seconds(30))
             // Not read to the end: the client stopped at the limit and hung up.
-            let hungUp = await server.wait(timeout: .seconds(30)) { $0.clientHungUp }
+            let hungUp = await server.wait(timeout: 30) { $0.clientHungUp }
             #expect(hungUp)
             #expect(server.observed.bodyBytesSent < bytes)
         }

@@ -59,7 +59,7 @@ struct DocumentHarness {
             backend = try TestBackend(.init(token: Harness.token))
             try await backend?.start()
         }
-        guard let backend else { throw TestSupportFailure("no backend") }
+        guard let backend else { throw TestSupportError("no backend") }
         let client = try BackendClient(baseURL: backend.baseURL, token: TokenStore(token: Harness.token),
                                        requestTimeout: .seconds(10), connectTimeout: .seconds(2))
         let engine = SyncEngine(outbox: cache, documents: documents ?? cache, client: client,

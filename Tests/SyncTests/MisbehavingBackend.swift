@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: MIT
+import BlegateTestSupport
 import Foundation
 #if canImport(Glibc)
 import Glibc
@@ -47,25 +48,13 @@ final class MisbehavingBackend: Sendable {
 
     init(_ answer: Answer) throws {
         self.answer = answer
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-        guard fd >= 0 else { throw TestSupportFailure("socket: \(String(cString: strerror(errno)))") }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        address.sin_port = 0
-        let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-        }
-        guard bound == 0, listen(fd, 16) == 0 else {
+        let (fd, port) = try boundLoopbackSocket()
+        guard listen(fd, 16) == 0 else {
             close(fd)
-            throw TestSupportFailure("bind/listen on loopback: \(String(cString: strerror(errno)))")
-        }
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        _ = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
+            throw TestSupportError("listen on loopback: \(String(cString: strerror(errno)))")
         }
         listener = fd
-        port = Int(UInt16(bigEndian: address.sin_port))
+        self.port = Int(port)
         spawn { self.acceptLoop() }
     }
 
@@ -74,13 +63,8 @@ final class MisbehavingBackend: Sendable {
     var observed: Observed { state.withLock { $0.observed } }
 
     /// Waits (up to `timeout`) until `condition` holds for what the server saw.
-    func wait(timeout: Duration, until condition: (Observed) -> Bool) async -> Bool {
-        let deadline = ContinuousClock.now + timeout
-        while ContinuousClock.now < deadline {
-            if condition(observed) { return true }
-            try? await Task.sleep(for: .milliseconds(20))
-        }
-        return condition(observed)
+    func wait(timeout: Double, until condition: (Observed) -> Bool) async -> Bool {
+        await eventually(timeout: timeout, every: .milliseconds(20)) { condition(observed) }
     }
 
     /// Shuts every socket down and waits (up to 10 s) for the threads to end.
@@ -91,10 +75,7 @@ final class MisbehavingBackend: Sendable {
         }
         shutdown(listener, Int32(SHUT_RDWR))
         for fd in open { shutdown(fd, Int32(SHUT_RDWR)) }
-        let deadline = ContinuousClock.now + .seconds(10)
-        while state.withLock({ $0.threads }) > 0, ContinuousClock.now < deadline {
-            try? await Task.sleep(for: .milliseconds(10))
-        }
+        _ = await eventually(timeout: 10, every: .milliseconds(10)) { state.withLock { $0.threads } == 0 }
         close(listener)
     }
 

@@ -137,28 +137,14 @@ final class ClosedPort: Sendable {
     let port: UInt16
 
     init() throws {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-        var addr = sockaddr_in()
-        addr.sin_family = sa_family_t(AF_INET)
-        addr.sin_addr.s_addr = UInt32(0x7F00_0001).bigEndian
-        addr.sin_port = 0
-        var len = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let ok = withUnsafeMutablePointer(to: &addr) { p in
-            p.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, len) == 0 && getsockname(fd, $0, &len) == 0 }
-        }
-        guard fd >= 0, ok else { throw TestSupportFailure("could not reserve a loopback port") }
-        self.fd = fd
-        port = UInt16(bigEndian: addr.sin_port)
+        let socket = try boundLoopbackSocket()
+        fd = socket.fd
+        port = socket.port
     }
 
     var url: String { "http://127.0.0.1:\(port)" }
 
     deinit { close(fd) }
-}
-
-struct TestSupportFailure: Error, CustomStringConvertible {
-    var description: String
-    init(_ description: String) { self.description = description }
 }
 
 extension OutboxRecord {

@@ -359,5 +359,25 @@ struct SyncEngineTests {
         try await client.shutdown()
         await backend.stop()
     }
+
+    @Test("the drain's deadline is on the engine's clock")
+    func drainDeadlineOnInjectedClock() async throws {
+        let backend = try TestBackend(.init(token: Harness.token))
+        try await backend.start()
+        let client = try BackendClient(baseURL: backend.baseURL, token: TokenStore(token: Harness.token))
+        let clock = ManualClock()
+        let engine = SyncEngine(outbox: InMemoryOutbox(SyntheticRecords.heartRate(count: 100)), client: client,
+                                configuration: SyncConfiguration(gatewayID: "g", batchSize: 50, interval: .seconds(3600),
+                                                                 drainTimeout: .seconds(10)),
+                                clock: clock)
+        await engine.drain()
+        // The drain's time is up on the engine's clock before its first pass: nothing is sent.
+        clock.advance(by: .seconds(11))
+        try await engine.run()
+        #expect(backend.store.records.isEmpty)
+        #expect(await engine.status.state == .stopped)
+        try await client.shutdown()
+        await backend.stop()
+    }
 }
 

@@ -1,17 +1,11 @@
 // SPDX-License-Identifier: MIT
+import BlegateTestSupport
 import Effort
 import Foundation
 import Synchronization
 import Testing
 import Wall
 import WearMetrics
-
-/// A clock the test moves by hand.
-final class ManualClock: Sendable {
-    let now = Mutex(0.0)
-    func advance(_ s: Double) { now.withLock { $0 += s } }
-    var read: @Sendable () -> Double { { self.now.withLock { $0 } } }
-}
 
 func hrRecord(_ id: String, _ hr: Double, advertised: Bool = false, battery: String? = nil) -> WearMetrics {
     var meta = KeyValueList<String>()
@@ -33,20 +27,20 @@ struct WallBoardTests {
     @Test("live, advertised, stale after 5 s, gone after 60 s, removed after 70 s")
     func states() throws {
         let clock = ManualClock()
-        let board = WallBoard(settings: WallSettings(host: "127.0.0.1", port: 0, gymName: "Gym"), clock: clock.read)
+        let board = WallBoard(settings: WallSettings(host: "127.0.0.1", port: 0, gymName: "Gym"), clock: clock.seconds)
         board.ingest(hrRecord(Self.a, 120), isDeviceRecord: false)
         board.ingest(hrRecord(Self.b, 130, advertised: true), isDeviceRecord: false)
         var t = try tiles(board.frame())
         #expect(t.map { $0["state"] as? String } == ["live", "advertised"])
-        clock.advance(5.5)
+        clock.advance(by: .seconds(5.5))
         board.ingest(hrRecord(Self.b, 131, advertised: true), isDeviceRecord: false)
         t = try tiles(board.frame())
         #expect(t.map { $0["state"] as? String } == ["stale", "advertised"])
         #expect(t[0]["hr"] as? Int == 120)
-        clock.advance(55)
+        clock.advance(by: .seconds(55))
         t = try tiles(board.frame())
         #expect(t.map { $0["state"] as? String } == ["gone", "stale"])
-        clock.advance(10)
+        clock.advance(by: .seconds(10))
         t = try tiles(board.frame())
         #expect(t.map { $0["id"] as? String } == [Self.b])
     }
@@ -54,14 +48,14 @@ struct WallBoardTests {
     @Test("Tiles keep their places; a freed place goes to the next new strap")
     func places() throws {
         let clock = ManualClock()
-        let board = WallBoard(settings: WallSettings(host: "127.0.0.1", port: 0, gymName: "Gym"), clock: clock.read)
+        let board = WallBoard(settings: WallSettings(host: "127.0.0.1", port: 0, gymName: "Gym"), clock: clock.seconds)
         board.ingest(hrRecord(Self.a, 100), isDeviceRecord: false)
         board.ingest(hrRecord(Self.b, 100), isDeviceRecord: false)
         // The service builds a frame every tick; that is when expired tiles go.
-        clock.advance(40)
+        clock.advance(by: .seconds(40))
         _ = board.frame()
         board.ingest(hrRecord(Self.b, 170), isDeviceRecord: false)
-        clock.advance(40)
+        clock.advance(by: .seconds(40))
         _ = board.frame()
         board.ingest(hrRecord(Self.b, 90), isDeviceRecord: false)
         board.ingest(hrRecord(Self.c, 100), isDeviceRecord: false)
@@ -75,12 +69,12 @@ struct WallBoardTests {
         let clock = ManualClock()
         let profile = WallMember(name: "Ana", profile: MemberProfile(age: 30, weightKg: 60, sex: .female))
         let board = WallBoard(settings: WallSettings(host: "127.0.0.1", port: 0, gymName: "North \"Gym\"",
-                                                     members: ["client-77": profile]), clock: clock.read)
+                                                     members: ["client-77": profile]), clock: clock.seconds)
         board.updateDirectory([WallDirectoryEntry(address: Self.a, name: "Polar H10 1", clientID: "client-77"),
                                WallDirectoryEntry(address: Self.b, name: "Polar H10 2", clientID: "client-88")])
         for _ in 0..<2 {
             for id in [Self.a, Self.b, Self.c] { board.ingest(hrRecord(id, 150), isDeviceRecord: false) }
-            clock.advance(1)
+            clock.advance(by: .seconds(1))
         }
         let frame = try #require(board.frame())
         #expect(!frame.contains("client-"))
@@ -101,12 +95,12 @@ struct WallBoardTests {
         let learned = Mutex<[String: Int]>([:])
         let board = WallBoard(settings: WallSettings(host: "127.0.0.1", port: 0, gymName: "Gym",
                                                      members: [Self.a: WallMember(name: "Bo", profile: MemberProfile(maxHR: 170))]),
-                              clock: clock.read, onLearned: { l in learned.withLock { $0 = l } })
+                              clock: clock.seconds, onLearned: { l in learned.withLock { $0 = l } })
         board.ingest(WearMetrics(timestamp: .now, deviceID: Self.a, source: "ble_device", meta: KeyValueList([("battery", "0.10")])),
                      isDeviceRecord: true)
         for _ in 0...31 {
             board.ingest(hrRecord(Self.a, 175), isDeviceRecord: false)
-            clock.advance(1)
+            clock.advance(by: .seconds(1))
         }
         let t = try tiles(board.frame())
         #expect(t[0]["low"] as? Bool == true)
@@ -118,10 +112,10 @@ struct WallBoardTests {
     @Test("No frame when nothing changed, until the keep-alive is due")
     func keepAlive() throws {
         let clock = ManualClock()
-        let board = WallBoard(settings: WallSettings(host: "127.0.0.1", port: 0, gymName: "Gym"), clock: clock.read)
+        let board = WallBoard(settings: WallSettings(host: "127.0.0.1", port: 0, gymName: "Gym"), clock: clock.seconds)
         #expect(board.frame() != nil)
         #expect(board.frame() == nil)
-        clock.advance(2.1)
+        clock.advance(by: .seconds(2.1))
         #expect(board.frame() != nil)
     }
 }

@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: MIT
+import BlegateTestSupport
 import Effort
 import Foundation
 import Synchronization
@@ -20,12 +21,12 @@ struct WallClassTests {
     func header() throws {
         let clock = ManualClock()
         let wall = Mutex<Int64>(1_800_000_000_000)
-        let board = WallBoard(settings: WallSettings(host: "127.0.0.1", port: 0, gymName: "Gym"), clock: clock.read,
+        let board = WallBoard(settings: WallSettings(host: "127.0.0.1", port: 0, gymName: "Gym"), clock: clock.seconds,
                               wallMillis: { wall.withLock { $0 } })
         // Ten minutes in zone 4 before the class: points the class must not count.
         for _ in 0..<600 {
             board.ingest(hrRecord(Self.a, 150), isDeviceRecord: false)
-            clock.advance(1)
+            clock.advance(by: .seconds(1))
         }
         #expect(try tiles(board.frame()).first?["pts"] as? Int == 39, "599 s at 4 points a minute")
         board.classStarted(name: "Spin 07:00", startMillis: 1_800_000_000_000 - 90_000, plannedSeconds: 2700)
@@ -44,9 +45,9 @@ struct WallClassTests {
         let rows = try #require(summary["rows"] as? [[String: Any]])
         #expect(rows.map { $0["pts"] as? Int } == [41, 12], "most points first")
         #expect(rows[0]["min"] as? [Int] == [0, 0, 0, 0, 10, 1])
-        clock.advance(59)
+        clock.advance(by: .seconds(59))
         #expect(try Self.object(board.frame(keepAlive: 0))["summary"] != nil)
-        clock.advance(2)
+        clock.advance(by: .seconds(2))
         #expect(try Self.object(board.frame(keepAlive: 0))["summary"] == nil)
     }
 
@@ -55,17 +56,17 @@ struct WallClassTests {
         let clock = ManualClock()
         let settings = WallSettings(host: "127.0.0.1", port: 0, gymName: "Gym",
                                     members: ["client-7": WallMember(name: "Bo", profile: MemberProfile(age: 40, sex: .male))])
-        let board = WallBoard(settings: settings, clock: clock.read)
+        let board = WallBoard(settings: settings, clock: clock.seconds)
         board.updateDirectory([WallDirectoryEntry(address: Self.a, name: "H10", clientID: "client-7")])
         for _ in 0..<3 {
             board.ingest(hrRecord(Self.a, 140), isDeviceRecord: false)
-            clock.advance(1)
+            clock.advance(by: .seconds(1))
         }
         #expect(try tiles(board.frame()).first?["kcal"] == nil)
         board.setWeights(["client-7": 82.5])
         for _ in 0..<3 {
             board.ingest(hrRecord(Self.a, 140), isDeviceRecord: false)
-            clock.advance(1)
+            clock.advance(by: .seconds(1))
         }
         #expect(try tiles(board.frame()).first?["kcal"] != nil)
     }

@@ -11,8 +11,8 @@ import Glibc
 /// Why not inherit: swift-nio opens its sockets without close-on-exec. A child spawned
 /// while this process holds a listening socket keeps it listening after this process
 /// closes it; connections then queue where no one accepts them and the port cannot be
-/// bound again (a test backend's outage never ended while a `dbus-daemon` started beside
-/// it was alive). Why reset signals: threads of the Swift runtime block most signals and
+/// bound again (a test backend's outage would not end while a `dbus-daemon` started
+/// beside it is alive). Why reset signals: threads of the Swift runtime block most signals and
 /// a child inherits the mask, so without a reset a daemon would ignore SIGTERM.
 public enum Spawn {
     /// What one of the child's descriptors becomes.
@@ -27,7 +27,7 @@ public enum Spawn {
     /// no slash. Descriptors not named in `redirects` are closed in the child from
     /// `keepBelow` up (3 keeps the standard ones as they are here). Returns the pid.
     public static func start(_ path: String, _ arguments: [String], redirects: [Redirect] = [],
-                             keepBelow: Int32 = 3) throws(DBusError) -> pid_t {
+                             keepBelow: Int32 = 3) throws(SpawnError) -> pid_t {
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
@@ -64,15 +64,15 @@ public enum Spawn {
         let rc = path.contains("/")
             ? posix_spawn(&pid, path, &actions, &attr, argv, environ)
             : posix_spawnp(&pid, path, &actions, &attr, argv, environ)
-        guard rc == 0 else { throw DBusError(.failed, "cannot start \(path): \(String(cString: strerror(rc)))") }
+        guard rc == 0 else { throw SpawnError("cannot start \(path): \(String(cString: strerror(rc)))") }
         return pid
     }
 
     /// A pipe whose ends are not inherited by children spawned meanwhile (hand one over
     /// with `.copy`).
-    public static func pipe() throws(DBusError) -> (read: Int32, write: Int32) {
+    public static func pipe() throws(SpawnError) -> (read: Int32, write: Int32) {
         var fds: [Int32] = [-1, -1]
-        guard Glibc.pipe(&fds) == 0 else { throw DBusError(.failed, "pipe failed (errno \(errno))") }
+        guard Glibc.pipe(&fds) == 0 else { throw SpawnError("pipe failed: \(String(cString: strerror(errno)))") }
         for fd in fds { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
         return (fds[0], fds[1])
     }
@@ -81,7 +81,7 @@ public enum Spawn {
     /// (and stderr too with `mergeStderr`; else stderr stays this process's), at most
     /// `limit` bytes kept, and its exit status.
     public static func output(_ path: String, _ arguments: [String], mergeStderr: Bool,
-                              limit: Int = 1 << 24) throws(DBusError) -> (output: String, status: Int32) {
+                              limit: Int = 1 << 24) throws(SpawnError) -> (output: String, status: Int32) {
         let out = try pipe()
         var redirects: [Redirect] = [.open(0, path: "/dev/null", flags: O_RDONLY), .copy(1, from: out.write)]
         if mergeStderr { redirects.append(.copy(2, from: out.write)) }
@@ -113,4 +113,11 @@ public enum Spawn {
         let exited = (status & 0x7F) == 0
         return exited ? (status >> 8) & 0xFF : 128 + (status & 0x7F)
     }
+}
+
+/// A child that could not be started, or a pipe that could not be made.
+public struct SpawnError: Error, Sendable, CustomStringConvertible {
+    public var message: String
+    public init(_ message: String) { self.message = message }
+    public var description: String { message }
 }
