@@ -313,7 +313,7 @@ let package = Package(
         ),
         .testTarget(
             name: "CacheTests",
-            dependencies: ["Cache", "Config", "Outbox", "WearMetrics", "GATT", "JSON", "BlegateTestSupport", "SQLite"]
+            dependencies: ["Cache", "Config", "Outbox", "WearMetrics", "GATT", "JSON", "BlegateTestSupport", "SQLite", "Timing"]
         ),
         // blegate-server against a real PostgreSQL the suite starts itself (Tests/ServerTests/PostgresFixture.swift);
         // the contract's checks at both backends.

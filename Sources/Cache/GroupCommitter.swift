@@ -146,8 +146,8 @@ final class GroupCommitter: @unchecked Sendable {
             nextSequence += 1
         }
         boundBuffer()
-        if wasEmpty, !buffer.isEmpty {
-            firstBufferedAt = MonotonicClock.nanoseconds()
+        if wasEmpty, let first = buffer.first {
+            firstBufferedAt = arrival(of: first.record)
             recordsWaitFromNow()
             condition.signal()
         } else if buffer.count >= maxRecords {
@@ -163,13 +163,27 @@ final class GroupCommitter: @unchecked Sendable {
         nextSequence += 1
         boundBuffer()
         if buffer.count == 1 {
-            firstBufferedAt = MonotonicClock.nanoseconds()
+            firstBufferedAt = arrival(of: record)
             recordsWaitFromNow()
             condition.signal()
         } else if buffer.count >= maxRecords {
             condition.signal()
         }
         return nextSequence - 1
+    }
+
+    /// When the first record of a commit arrived, on the monotonic clock: the record's
+    /// timestamp is when its notification arrived, and a reader that gathers notifications
+    /// hands it over up to a few hundred milliseconds later. Counting the interval from
+    /// the arrival keeps notification → committed within the interval plus one transaction.
+    /// The age comes from the wall clock, so only an age within the interval is believed:
+    /// an older record (a backfill, a test's fixed time) or a clock step counts from now,
+    /// as every record did before gathering, and commits are never hurried by a bad clock.
+    private func arrival(of record: WearMetrics) -> UInt64 {
+        let now = MonotonicClock.nanoseconds()
+        let age = WallClock.milliseconds() - record.timestamp.millisecondsSince1970
+        guard age > 0, UInt64(age) * 1_000_000 < intervalNanoseconds, UInt64(age) * 1_000_000 <= now else { return now }
+        return now - UInt64(age) * 1_000_000
     }
 
     /// Keeps memory bounded while commits fail: beyond `maxBuffered`, the oldest waiting

@@ -5,6 +5,7 @@ import Foundation
 import SQLite
 import Outbox
 import Testing
+import Timing
 import WearMetrics
 
 @Suite("Group commit and durability")
@@ -29,6 +30,18 @@ struct GroupCommitTests {
         let dir = TempDir()
         let cache = try RecordCache(path: dir.database, options: CacheOptions(groupCommitInterval: .milliseconds(50), groupCommitRecords: 100_000))
         let seq = cache.append(hrRecord("AA:00:00:00:00:01", 0))
+        try await withTimeout { try await cache.waitUntilCommitted(seq) }
+        #expect(try await cache.stats().pending == 1)
+    }
+
+    @Test("the interval counts from the notification's arrival: a record handed over late commits when its interval is up")
+    func intervalFromArrival() async throws {
+        let dir = TempDir()
+        // An hour's interval: only a record whose arrival is counted can be committed
+        // within the timeout; it arrived all but one second of the hour ago.
+        let cache = try RecordCache(path: dir.database, options: CacheOptions(groupCommitInterval: .seconds(3600), groupCommitRecords: 100_000))
+        let arrived = UTCTimestamp(millisecondsSince1970: WallClock.milliseconds() - 3_599_000)
+        let seq = cache.append(hrRecord("AA:00:00:00:00:01", 0, at: arrived))
         try await withTimeout { try await cache.waitUntilCommitted(seq) }
         #expect(try await cache.stats().pending == 1)
     }

@@ -147,16 +147,15 @@ struct NotifySocketReaderTests {
         let within = Duration.milliseconds(100)
         #expect(reader.stall(within: within) == nil, "waiting in epoll: answers")
         #expect([UInt8]([0x06, 72]).withUnsafeBytes { send(theirs, $0.baseAddress, $0.count, 0) } == 2)
-        await waitUntil { entered.withLock { $0 } }
+        #expect(await eventually(timeout: 60, every: .milliseconds(10)) { entered.withLock { $0 } })
         var problem: String?
-        await waitUntil {
+        #expect(await eventually(timeout: 60, every: .milliseconds(10)) {
             problem = reader.stall(within: within)
             return problem != nil
-        }
+        })
         #expect(problem?.hasPrefix("a round of reading under way for ") == true, "\(problem ?? "nil")")
         held.withLock { $0 = false }
-        await waitUntil { reader.stall(within: within) == nil }
-        #expect(reader.stall(within: within) == nil)
+        #expect(await eventually(timeout: 60, every: .milliseconds(10)) { reader.stall(within: within) == nil })
         #expect(reader.datagramCount == 1)
     }
 }
