@@ -9,21 +9,9 @@ import Testing
 struct BackendDeadlineTests {
     static let token = "t0ken-deadline-9"
 
-    /// Runs `body` against a server giving `answer`, stopping both whatever happens.
     func with(_ answer: MisbehavingBackend.Answer, timeout: Duration,
               _ body: (MisbehavingBackend, BackendClient) async throws -> Void) async throws {
-        let server = try MisbehavingBackend(answer)
-        let client = try BackendClient(baseURL: server.url, token: TokenStore(token: Self.token), requestTimeout: timeout,
-                                       connectTimeout: .seconds(5))
-        do {
-            try await body(server, client)
-        } catch {
-            try? await client.shutdown()
-            await server.stop()
-            throw error
-        }
-        try await client.shutdown()
-        await server.stop()
+        try await MisbehavingBackend.with(answer, token: Self.token, timeout: timeout, body)
     }
 
     @Test("a body trickled a byte a second ends at the request timeout, body included, and the connection is dropped")

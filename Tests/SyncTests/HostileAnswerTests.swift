@@ -11,18 +11,7 @@ struct HostileAnswerTests {
     static let token = "t0ken-hostile-42"
 
     func with(_ answer: MisbehavingBackend.Answer, _ body: (BackendClient) async throws -> Void) async throws {
-        let server = try MisbehavingBackend(answer)
-        let client = try BackendClient(baseURL: server.url, token: TokenStore(token: Self.token), requestTimeout: .seconds(10),
-                                       connectTimeout: .seconds(5))
-        do {
-            try await body(client)
-        } catch {
-            try? await client.shutdown()
-            await server.stop()
-            throw error
-        }
-        try await client.shutdown()
-        await server.stop()
+        try await MisbehavingBackend.with(answer, token: Self.token, timeout: .seconds(10)) { _, client in try await body(client) }
     }
 
     static func isPrintable(_ text: String) -> Bool {

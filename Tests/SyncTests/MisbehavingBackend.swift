@@ -5,6 +5,7 @@ import Foundation
 import Glibc
 #endif
 import Synchronization
+import Sync
 
 /// A loopback HTTP/1.1 server that answers every request in one wrong way, below what the
 /// test backend can do: a body trickled a byte a second, a body larger than any answer,
@@ -217,5 +218,25 @@ final class MisbehavingBackend: Sendable {
             offset += n
         }
         return true
+    }
+}
+
+extension MisbehavingBackend {
+    /// Runs `body` against a server giving `answer` and a client of it with `token`,
+    /// stopping both whatever happens.
+    static func with(_ answer: Answer, token: String, timeout: Duration,
+                     _ body: (MisbehavingBackend, BackendClient) async throws -> Void) async throws {
+        let server = try MisbehavingBackend(answer)
+        let client = try BackendClient(baseURL: server.url, token: TokenStore(token: token), requestTimeout: timeout,
+                                       connectTimeout: .seconds(5))
+        do {
+            try await body(server, client)
+        } catch {
+            try? await client.shutdown()
+            await server.stop()
+            throw error
+        }
+        try await client.shutdown()
+        await server.stop()
     }
 }
