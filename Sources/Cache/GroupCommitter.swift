@@ -86,7 +86,7 @@ final class GroupCommitter: @unchecked Sendable {
         switch Phase(rawValue: state & 3) ?? .idle {
         case .committing:
             let limit = busyTimeout.milliseconds + within.milliseconds
-            return now - since > limit ? "a commit under way for \(Self.seconds(now - since))" : nil
+            return now - since > limit ? "a commit under way for \(Duration.milliseconds(now - since).readable)" : nil
         case .cacheWork:
             return nil
         case .idle:
@@ -94,12 +94,8 @@ final class GroupCommitter: @unchecked Sendable {
             guard waiting != 0 else { return nil }
             let waited = now - max(waiting, since)
             let limit = Int64(intervalNanoseconds / 1_000_000) + 2000 + within.milliseconds
-            return waited > limit ? "records waiting \(Self.seconds(waited)) for a commit" : nil
+            return waited > limit ? "records waiting \(Duration.milliseconds(waited).readable) for a commit" : nil
         }
-    }
-
-    private static func seconds(_ milliseconds: Int64) -> String {
-        "\(milliseconds / 1000).\(milliseconds % 1000 / 100) s"
     }
 
     private let writer: ConnectionQueue

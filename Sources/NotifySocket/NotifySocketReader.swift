@@ -109,7 +109,7 @@ public final class NotifySocketReader: Sendable {
         guard began != 0 else { return nil }
         let lasted = Self.monotonicNanoseconds() - began
         let limit = gatherNanoseconds + 2_000_000_000 + within.nanoseconds
-        return lasted > limit ? "a round of reading under way for \(lasted / 1_000_000_000).\(lasted % 1_000_000_000 / 100_000_000) s" : nil
+        return lasted > limit ? "a round of reading under way for \(Duration.nanoseconds(lasted).readable)" : nil
     }
 
     /// Takes ownership of the descriptor and starts reading it. `onData` gets every
