@@ -83,7 +83,7 @@ let package = Package(
         .target(name: "BlueZ", dependencies: ["DBus", "PrintableText"]),
         // The cache-to-sync contract, so neither side depends on the other; and the backend
         // contract's checks of ids, times and every item a gateway sends, which both backends judge with.
-        .target(name: "Outbox", dependencies: ["WearMetrics", "JSON", "Timing"]),
+        .target(name: "Outbox", dependencies: ["WearMetrics", "JSON"]),
         // Reconnect pacing, slots and device selection: pure policy, no bus.
         .target(name: "LinkPolicy", dependencies: ["Timing", "PrintableText"]),
         // Malloc arenas and trimming for the long-running processes.

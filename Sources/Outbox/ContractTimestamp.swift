@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-import Timing
+import WearMetrics
 
 /// The contract's times (a record's `timestamp`, a workout's `start_time`, …): ISO 8601,
 /// `YYYY-MM-DDTHH:MM:SS`, an optional fraction, then `Z` or an offset. One check for every
@@ -30,25 +30,11 @@ public enum ContractTimestamp {
         return rest.dropFirst().enumerated().allSatisfy { k, c in k == 2 ? c == UInt8(ascii: ":") : (c >= 0x30 && c <= 0x39) }
     }
 
-    /// The time as seconds since 1970 (UTC), with its fraction; nil when not valid. For the
+    /// The time as seconds since 1970 (UTC), to the millisecond; nil when not valid. For the
     /// arithmetic on contract times: a workout's order of start and end, merge overlaps.
     public static func secondsSince1970(_ s: String) -> Double? {
-        guard isValid(s) else { return nil }
-        let u = Array(s.utf8)
-        func n(_ r: Range<Int>) -> Int { r.reduce(0) { $0 * 10 + Int(u[$1] - 0x30) } }
-        let days = CivilDays.days(year: n(0..<4), month: n(5..<7), day: n(8..<10))
-        var t = Double(days * 86_400 + Int64(n(11..<13) * 3600 + n(14..<16) * 60 + n(17..<19)))
-        var i = 19
-        if u[i] == UInt8(ascii: ".") {
-            i += 1
-            var scale = 0.1
-            while i < u.count, u[i] >= 0x30, u[i] <= 0x39 { t += Double(u[i] - 0x30) * scale; scale /= 10; i += 1 }
-        }
-        if u[i] != UInt8(ascii: "Z") {
-            let sign: Double = u[i] == UInt8(ascii: "+") ? 1 : -1
-            t -= sign * Double(n(i + 1..<i + 3) * 3600 + n(i + 4..<i + 6) * 60)
-        }
-        return t
+        guard isValid(s), let t = UTCTimestamp(iso8601: s) else { return nil }
+        return Double(t.millisecondsSince1970) / 1000
     }
 
     private static func dayFits(_ u: [UInt8]) -> Bool {
