@@ -118,7 +118,7 @@ public actor SyncEngine: Service {
                     // A pass still under way when the drain's time is up (a backend that
                     // trickles its answer) is cut short, so a stop never waits for the
                     // request timeout: what it carried stays pending in the cache.
-                    try? await Task.sleep(for: self.configuration.drainTimeout)
+                    try? await self.clock.sleep(for: self.configuration.drainTimeout, tolerance: nil)
                     loop.cancel()
                 }
             }
