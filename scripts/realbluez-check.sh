@@ -42,10 +42,10 @@ RB_OUT="$out" CLIENT_TIMEOUT=420 BTVIRT_OPTS="-L -l6" "$realbluez/run-hr-demo.sh
 log="$out/client.log"
 [ -s "$log" ] || { echo "realbluez-check: FAILED: no client.log from the VM (logs in $out)" >&2; exit 1; }
 
-passed=0; failed=0
+passed=0; failed=0; failures=()
 check() { # description, then a command that must succeed
     local what=$1; shift
-    if "$@"; then passed=$((passed + 1)); echo "ok    $what"; else failed=$((failed + 1)); echo "FAIL  $what" >&2; fi
+    if "$@"; then passed=$((passed + 1)); echo "ok    $what"; else failed=$((failed + 1)); failures+=("$what"); echo "FAIL  $what" >&2; fi
 }
 has() { grep -qE "$1" "$log"; }
 count() { grep -cE "$1" "$log" || true; }
@@ -83,5 +83,13 @@ check "run: the denied demo strap, if heard, is listed as denied by configuratio
     bash -c '! grep "^RUN-STATUS1 " "$1" | grep -q "\"name\":\"HR-Sim\"" || grep "^RUN-STATUS1 " "$1" | grep -q "\"reason\":\"denied by configuration\""' _ "$log"
 check "run: SIGTERM, exit 0" has '^RUN exit 0$'
 
+# What blegate run said and saw, when one of its checks failed: the lines CI shows last.
+if printf '%s\n' "${failures[@]}" | grep -q '^run: '; then
+    echo "run's first and last log lines:"
+    grep '^RUNLOG ' "$log" | head -n 8 | cut -c 1-240 || true
+    echo "    ..."
+    grep '^RUNLOG ' "$log" | tail -n 20 | cut -c 1-240 || true
+    grep '^RUN-STATUS1 ' "$log" | cut -c 1-900 || true
+fi
 echo "realbluez-check: $passed passed, $failed failed (logs in $out)"
 [ "$failed" -eq 0 ]

@@ -46,6 +46,11 @@ for _ in $(seq 1 60); do
     sleep 1
 done
 echo "RUN peripherals: $(cat /tmp/periph[23].log | grep -c 'advertisement registered') registered"
+# btvirt brings its six controllers up one after another; under a slow emulator the last
+# ones can take a while to reach bluetoothd.
+present() { for a in hci3 hci4 hci5; do busctl introspect org.bluez "/org/bluez/$a" >/dev/null 2>&1 && printf '%s ' "$a"; done; }
+for _ in $(seq 1 60); do [ "$(present)" = "hci3 hci4 hci5 " ] && break; sleep 1; done
+echo "RUN adapters present: $(present)"
 state=$(mktemp -d /tmp/blegate-run.XXXXXX)
 cat > "$state/blegate.toml" <<TOML
 [gateway]
@@ -61,6 +66,14 @@ TOML
 "$bin" run --config "$state/blegate.toml" > >(tag RUNLOG) 2>&1 &
 runpid=$!
 status() { "$bin" status --json --config "$state/blegate.toml" 2>/dev/null; }
+# The gateway answers on its status socket once it runs ("source":"service"); one that
+# ends before that says why in RUNLOG.
+for _ in $(seq 1 60); do
+    status | grep -q '"source":"service"' && break
+    kill -0 "$runpid" 2>/dev/null || break
+    sleep 1
+done
+if kill -0 "$runpid" 2>/dev/null; then echo "RUN answering on its status socket"; else wait "$runpid"; echo "RUN ended at start: exit $?"; fi
 # "N ADAPTERS": straps streaming and the adapters they stream on.
 streaming() { status | "$py" -c '
 import json, sys
