@@ -64,6 +64,10 @@ public struct GatewayConfiguration: Sendable, Equatable {
         public var notify: NotifyMethod = .acquire
         /// HCI reset as a last resort (needs CAP_NET_ADMIN).
         public var adapterReset = false
+        /// Once every followed strap streams over its link, scanning runs `scanBurst` in
+        /// every `scanEvery` (zero: all the time), to find a strap that walks in.
+        public var scanBurst: Duration = .seconds(5)
+        public var scanEvery: Duration = .seconds(30)
         public init() {}
     }
 

@@ -147,6 +147,12 @@ struct SectionReader {
         if let p = try strings("priority") { b.priority = p.map(DevicePattern.init) }
         if let n = try choice("notify", GatewayConfiguration.NotifyMethod.self) { b.notify = n }
         if let r = try bool("adapter_reset") { b.adapterReset = r }
+        if let d = try duration("scan_burst", min: .seconds(1), max: .seconds(600)) { b.scanBurst = d }
+        if let d = try duration("scan_every", min: .zero, max: .seconds(3600)) { b.scanEvery = d }
+        if b.scanEvery != .zero, b.scanEvery <= b.scanBurst {
+            throw fail(.outOfRange, "scan_every", "must be longer than scan_burst (\(ConfigDuration.format(b.scanBurst))), or 0 to scan all the time, "
+                       + "got \(ConfigDuration.format(b.scanEvery))")
+        }
     }
 
     /// `max_links = 7` for every adapter, or a table by adapter name or address

@@ -2,6 +2,7 @@
 import BlueZ
 import DBus
 import LinkPolicy
+import Synchronization
 import Timing
 
 /// One adapter's shared resources: its connect turn (one Connect at a time: controllers
@@ -35,13 +36,29 @@ actor AdapterController {
 
     // MARK: Health
 
-    func noteAdvertisement() { health.advertisement(at: MonotonicClock.seconds()) }
+    /// When an advertisement was last heard here (monotonic milliseconds, 0: never),
+    /// stored without a hop onto the actor: while scanning, every advertising report of
+    /// every device in the room comes through, and the health only needs the latest
+    /// when it judges the adapter.
+    private nonisolated let heardAt = Atomic<Int64>(0)
+    private var heardApplied: Int64 = 0
+
+    nonisolated func noteAdvertisement() { heardAt.store(MonotonicClock.milliseconds(), ordering: .relaxed) }
+
+    private func applyHeard() {
+        let at = heardAt.load(ordering: .relaxed)
+        guard at > heardApplied else { return }
+        heardApplied = at
+        health.advertisement(at: Double(at) / 1000)
+    }
+
     func noteFailure(_ kind: ConnectFailureKind) { health.connectFailed(kind, at: MonotonicClock.seconds()) }
     func noteConnected() { health.connected(at: MonotonicClock.seconds()) }
 
     /// Judges the adapter and, when it has stalled, recovers it in its own turn (no
     /// connect runs meanwhile). Returns the action taken.
     func checkHealth(waiting: Int, streaming: Int, reset: (@Sendable (String) async throws -> Void)?) async -> AdapterHealth.Action? {
+        applyHeard()
         guard let (action, cause) = health.evaluate(now: MonotonicClock.seconds(), waiting: waiting, streaming: streaming,
                                                     canReset: reset != nil) else { return nil }
         await acquire()

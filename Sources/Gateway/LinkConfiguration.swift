@@ -45,6 +45,9 @@ public struct LinkConfiguration: Sendable {
     /// `NotifySocketReader.init(gather:)`): fewer wake-ups per notification, at most this
     /// much added delay. Zero hands each datagram over at once.
     public var notifyGather: Duration = .milliseconds(200)
+    /// Scanning in bursts once every followed strap streams over its link (`ScanCycle`);
+    /// nil scans all the time.
+    public var steadyScan = ScanCycle(burst: 5, period: 30)
     /// Battery Level reads when 0x2A19 cannot notify.
     public var batteryReadInterval: Duration = .seconds(300)
     public var hrv = HRVEngineConfiguration()

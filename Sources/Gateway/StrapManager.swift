@@ -177,7 +177,7 @@ public final class StrapManager: Sendable {
                 context.scheduler.replan()
             }
         case .deviceAdded(let d):
-            await context.adapters.controller(d.adapter)?.noteAdvertisement()
+            context.adapters.controller(d.adapter)?.noteAdvertisement()
             consider(d)
             advertisement(d, arrival: arrival)
             heard(d)
@@ -185,7 +185,7 @@ public final class StrapManager: Sendable {
             if context.scheduler.isWaiting(d.address.uppercased()) { context.scheduler.replan() }
         case .deviceChanged(let d, let changed):
             if !changed.isDisjoint(with: Self.advertisementProperties) {
-                await context.adapters.controller(d.adapter)?.noteAdvertisement()
+                context.adapters.controller(d.adapter)?.noteAdvertisement()
                 heard(d)
             }
             if changed.contains("ManufacturerData") { advertisement(d, arrival: arrival) }
@@ -321,11 +321,19 @@ public final class StrapManager: Sendable {
     /// second was most of what an idle gateway cost: it then sleeps until the next HRV
     /// report of a strap gone quiet, and a link event or a change on the bus (`doorbell`)
     /// wakes it at once.
+    ///
+    /// Once a class is settled (straps followed, every one streaming over its link),
+    /// scanning runs in the bursts of `LinkConfiguration.steadyScan`, starting with a
+    /// pause; anything that unsettles it (a strap found, lost or waiting) brings
+    /// scanning back at once.
     private func housekeeping() async {
         var steady = false
+        var settledAt: Double?
+        let cycle = context.configuration.steadyScan
         while !Task.isCancelled {
             if steady {
-                let wait = context.pipeline.nextTick.map { $0 - WallClock.seconds() } ?? Self.steadySleep
+                var wait = context.pipeline.nextTick.map { $0 - WallClock.seconds() } ?? Self.steadySleep
+                if let cycle, let t0 = settledAt { wait = min(wait, cycle.untilChange(elapsed: MonotonicClock.seconds() - t0)) }
                 // A little past the deadline, so that the tick finds it due.
                 await doorbell.sleep(for: .milliseconds(Int64((min(max(wait, 0), Self.steadySleep) + 0.02) * 1000)))
             } else {
@@ -338,11 +346,17 @@ public final class StrapManager: Sendable {
             logChanges(statuses)
             let moreToFind = selectionMayFindMore(linked: Set(statuses.map(\.address)))
             let listening = statuses.contains { $0.state != .streaming }
+            if statuses.isEmpty || listening {
+                settledAt = nil
+            } else if settledAt == nil {
+                settledAt = MonotonicClock.seconds()
+            }
+            let burst = settledAt.map { t0 in cycle?.scans(elapsed: MonotonicClock.seconds() - t0) ?? true } ?? true
             let use = context.scheduler.adapterUse
             for adapter in context.adapters.all {
                 let name = adapter.name
                 let room = use.first { $0.adapter == name }.map { $0.held + $0.connecting < $0.limit } ?? false
-                await adapter.setWanted(listening || (moreToFind && room))
+                await adapter.setWanted(listening || (moreToFind && room && burst))
                 let waiting = statuses.filter { ![.streaming, .advertised, .idle].contains($0.state) && ($0.adapter == nil || $0.adapter == name) }.count
                 let streaming = statuses.filter { $0.state == .streaming && $0.adapter == name }.count
                 if await adapter.checkHealth(waiting: waiting, streaming: streaming, reset: context.configuration.adapterReset) != nil {

@@ -27,6 +27,7 @@ extension LinkConfiguration {
         // wake-up, nearly all of its CPU (NotifySocketReader). Records reach the cache's
         // buffer and the wall (which redraws every 250 ms) at most 200 ms later for it.
         notifyGather = .milliseconds(200)
+        steadyScan = ScanCycle(burst: c.bluetooth.scanBurst.seconds, period: c.bluetooth.scanEvery.seconds)
         adapterReset = AdapterResetter.make(allowed: c.bluetooth.adapterReset).reset
     }
 }

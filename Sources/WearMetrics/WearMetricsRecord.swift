@@ -2,38 +2,49 @@
 
 /// An insertion-ordered, unique-key list. Records hold a handful of entries, for which
 /// a linear scan beats hashing, and JSON output keeps a stable, readable order.
+///
+/// Inlinable: every notification reads and writes a few of these in other modules
+/// (normalizer, workouts, wall), and an unspecialized generic pays a lookup of its tuple
+/// type's metadata on each access.
 public struct KeyValueList<Value: Sendable & Equatable>: Sendable, Equatable {
-    public private(set) var entries: [(key: String, value: Value)] = []
+    @usableFromInline var storage: [(key: String, value: Value)] = []
 
-    public init() {}
+    public var entries: [(key: String, value: Value)] {
+        @inlinable get { storage }
+    }
 
-    public init(_ pairs: [(String, Value)]) {
+    @inlinable public init() {}
+
+    @inlinable public init(_ pairs: [(String, Value)]) {
         for (k, v) in pairs { self[k] = v }
     }
 
-    public static func == (a: KeyValueList, b: KeyValueList) -> Bool {
-        a.entries.count == b.entries.count && zip(a.entries, b.entries).allSatisfy { $0.key == $1.key && $0.value == $1.value }
+    @inlinable public static func == (a: KeyValueList, b: KeyValueList) -> Bool {
+        a.storage.count == b.storage.count && zip(a.storage, b.storage).allSatisfy { $0.key == $1.key && $0.value == $1.value }
     }
 
-    public var isEmpty: Bool { entries.isEmpty }
-    public var count: Int { entries.count }
-    public var keys: [String] { entries.map(\.key) }
+    @inlinable public var isEmpty: Bool { storage.isEmpty }
+    @inlinable public var count: Int { storage.count }
+    @inlinable public var keys: [String] { storage.map(\.key) }
 
-    public subscript(key: String) -> Value? {
-        get { entries.first(where: { $0.key == key })?.value }
+    @inlinable public subscript(key: String) -> Value? {
+        get {
+            for e in storage where e.key == key { return e.value }
+            return nil
+        }
         set {
-            if let i = entries.firstIndex(where: { $0.key == key }) {
-                if let newValue { entries[i].value = newValue } else { entries.remove(at: i) }
+            if let i = storage.firstIndex(where: { $0.key == key }) {
+                if let newValue { storage[i].value = newValue } else { storage.remove(at: i) }
             } else if let newValue {
-                entries.append((key, newValue))
+                storage.append((key, newValue))
             }
         }
     }
 
-    package mutating func reserveCapacity(_ n: Int) { entries.reserveCapacity(n) }
+    @inlinable package mutating func reserveCapacity(_ n: Int) { storage.reserveCapacity(n) }
 
     /// Appends a key the caller knows is not in the list yet.
-    package mutating func appendNew(_ key: String, _ value: Value) { entries.append((key, value)) }
+    @inlinable package mutating func appendNew(_ key: String, _ value: Value) { storage.append((key, value)) }
 }
 
 /// A Synheart Wear v1.0 record (`synheart-wear` `schema/metrics.schema.json`).

@@ -34,6 +34,8 @@ struct ConfigParsingTests {
             max_per_adapter = 5
             notify = "start"
             adapter_reset = true
+            scan_burst = "10s"
+            scan_every = "1m"
             [hrv]
             windows = [60, "5m", 120.5]
             [cache]
@@ -61,6 +63,7 @@ struct ConfigParsingTests {
         #expect(c.bluetooth.maxLinks == 5)
         #expect(c.bluetooth.notify == .start)
         #expect(c.bluetooth.adapterReset)
+        #expect(c.bluetooth.scanBurst == .seconds(10) && c.bluetooth.scanEvery == .seconds(60))
         #expect(c.hrv.windows == [.seconds(60), .seconds(300), .milliseconds(120_500)])
         #expect(c.cache.retention == .seconds(30 * 86_400))
         #expect(c.cache.maxSize == 2 * 1_073_741_824)

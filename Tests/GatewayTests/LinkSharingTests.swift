@@ -134,6 +134,46 @@ struct LinkSharingTests {
         await sim.stop()
     }
 
+    @Test("a settled class scans in bursts: off between them, and a strap that walks in is found in the next one")
+    func settledClassScansInBursts() async throws {
+        let (bus, sim) = try await simulator { c in c.straps = 3; c.seed = 12; c.advertising = 0 }
+        defer { bus.stop() }
+        let newcomer = sim.devices[2].address
+        #expect(await sim.stopAdvertising(newcomer) == 1)
+        let cycle = try #require(ScanCycle(burst: 1, period: 4))
+        try await withManager(bus, { $0.steadyScan = cycle }) { m, _ in
+            try await waitFor("two streaming") { streaming(m).count == 2 }
+            #expect(!m.links.contains { $0.address == newcomer })
+            // Everyone followed streams: the pause begins, so discovery goes off.
+            try await waitFor("discovery off in the pause", timeout: 20) { m.mirror.adapters.first?.discovering == false }
+            #expect(await sim.startAdvertising(newcomer) == 1)
+            // Found only by scanning (the simulator reports devices to discovery alone).
+            try await waitFor("the newcomer found in a burst and streaming", timeout: 30) {
+                streaming(m).contains { $0.address == newcomer }
+            }
+            try await waitFor("off again once all three stream", timeout: 20) { m.mirror.adapters.first?.discovering == false }
+        }
+        await sim.stop()
+    }
+
+    @Test("with no pause configured, scanning stays on while the class is settled")
+    func continuousScanWithoutCycle() async throws {
+        let (bus, sim) = try await simulator { c in c.straps = 2; c.seed = 13; c.advertising = 0 }
+        defer { bus.stop() }
+        try await withManager(bus, { $0.steadyScan = nil }) { m, _ in
+            try await waitFor("two streaming") { streaming(m).count == 2 }
+            // Past where a 1 s in 4 s cycle would have paused it: the housekeeping has
+            // looked at the settled class (it logs every change of state once).
+            try await waitFor("the settled class seen") { m.links.allSatisfy { $0.state == .streaming } }
+            let deadline = ContinuousClock.now + .seconds(5)
+            while ContinuousClock.now < deadline {
+                #expect(m.mirror.adapters.first?.discovering == true)
+                try await Task.sleep(for: .milliseconds(250))
+            }
+        }
+        await sim.stop()
+    }
+
     @Test("an unplugged adapter's straps move to another with room; back, it is used again")
     func unplug() async throws {
         let (bus, sim) = try await simulator { c in c.straps = 4; c.adapters = 2; c.seed = 10; c.linkLimits = [3, 3] }
