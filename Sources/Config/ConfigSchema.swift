@@ -18,8 +18,8 @@ enum ConfigSchema {
             ("priority", #"priority = ["A0:9E:1A:12:34:56", "Polar H10*"]"#),
             ("notify", #"notify = "acquire""#),
             ("adapter_reset", "adapter_reset = false"),
-            ("scan_burst", #"scan_burst = "5s""#),
-            ("scan_every", #"scan_every = "30s""#),
+            ("scan_burst", #"scan_burst = "3s""#),
+            ("scan_every", #"scan_every = "10s""#),
         ]),
         ("hrv", [
             ("windows", "windows = [60, 300]"),

@@ -66,8 +66,8 @@ public struct GatewayConfiguration: Sendable, Equatable {
         public var adapterReset = false
         /// Once every followed strap streams over its link, scanning runs `scanBurst` in
         /// every `scanEvery` (zero: all the time), to find a strap that walks in.
-        public var scanBurst: Duration = .seconds(5)
-        public var scanEvery: Duration = .seconds(30)
+        public var scanBurst: Duration = .seconds(3)
+        public var scanEvery: Duration = .seconds(10)
         public init() {}
     }
 

@@ -167,6 +167,11 @@ actor AdapterController {
             } else {
                 try await stopDiscovery()
                 active = false
+                // The filter may go with the session (the simulator drops it, as
+                // bluetoothd does when the client's watch ends): every session sets it
+                // again, or it could scan BR/EDR too and report an RSSI only when it
+                // moved by 8 dBm, starving the scales that are linked when heard.
+                filterSet = false
             }
         } catch {
             if on { active = false }

@@ -47,7 +47,7 @@ public struct LinkConfiguration: Sendable {
     public var notifyGather: Duration = .milliseconds(200)
     /// Scanning in bursts once every followed strap streams over its link (`ScanCycle`);
     /// nil scans all the time.
-    public var steadyScan = ScanCycle(burst: 5, period: 30)
+    public var steadyScan = ScanCycle(burst: 3, period: 10)
     /// Battery Level reads when 0x2A19 cannot notify.
     public var batteryReadInterval: Duration = .seconds(300)
     public var hrv = HRVEngineConfiguration()

@@ -11,8 +11,13 @@
 /// connection events of every link it holds. A burst of `burst` seconds in every
 /// `period` still finds a newcomer within one period.
 ///
-/// The cycle starts with a pause at `start` (the moment the class settled: scanning has
-/// just found everyone), then scans for the last `burst` seconds of each period.
+/// The pause (`period - burst`) must stay shorter than the shortest time a device that
+/// only wakes now and then keeps advertising: a scale stepped on advertises for some
+/// ten to thirty seconds and is linked only if heard then. The defaults (3 s in every
+/// 10 s, `LinkConfiguration.steadyScan`) hear anything awake for 7 s.
+///
+/// The cycle starts with a pause (the moment the class settled: scanning has just found
+/// everyone), then scans for the last `burst` seconds of each period.
 public struct ScanCycle: Sendable, Equatable {
     public var burst: Double
     public var period: Double

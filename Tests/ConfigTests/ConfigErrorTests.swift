@@ -52,7 +52,7 @@ struct ConfigErrorTests {
         ("[hrv]\nwindows = [5]", "hrv.windows", "must be from 10s to 1h"),
         ("[cache]\nmax_size = \"10KiB\"", "cache.max_size", "at least 1MiB"),
         ("[bluetooth]\nscan_burst = \"0s\"", "bluetooth.scan_burst", "must be from 1s to 10m"),
-        ("[bluetooth]\nscan_every = \"5s\"", "bluetooth.scan_every", "must be longer than scan_burst (5s), or 0 to scan all the time, got 5s"),
+        ("[bluetooth]\nscan_every = \"3s\"", "bluetooth.scan_every", "must be longer than scan_burst (3s), or 0 to scan all the time, got 3s"),
         ("[bluetooth]\nscan_burst = \"40s\"", "bluetooth.scan_every", "must be longer than scan_burst (40s)"),
     ])
     func outOfRange(toml: String, key: String, fragment: String) throws {

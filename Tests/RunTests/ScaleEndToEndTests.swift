@@ -121,7 +121,9 @@ struct ScaleEndToEndTests {
             c.straps = 2
             c.scales = 2
             c.seed = 29
-            c.scaleAwake = 12
+            // Awake long enough to be tried several times after the settled class's
+            // scanning pause (up to 7 s) has passed, one failed Connect after another.
+            c.scaleAwake = 30
         }) { bus, sim in
             let scales = sim.devices.filter { $0.model == .scale }.map(\.address)
             try #require(scales.count == 2)
@@ -142,7 +144,7 @@ struct ScaleEndToEndTests {
                 var left = 0
                 for s in scales { left = max(left, await sim.connectFailuresLeft(s) ?? 1000) }
                 return left <= 996
-            })
+            }, "\(run.stdout)")
             #expect(scales.allSatisfy { sim.payloadLog.records(address: $0).isEmpty })
             let status = try await f.status()
             #expect(status.adapters?.first?.learnedLimit == nil, "\(String(describing: status.adapters))")
