@@ -26,14 +26,24 @@ enum CompactRecordText {
         #"_pct":""#, "device", #""energy_expended_kj":"#,
     ].map { Array($0.utf8) }
 
-    /// The pieces as flat tables, for the compaction's inner loop: their bytes end to end,
-    /// where each starts, and the pieces grouped by first byte (in table order).
+    /// A piece as the compaction's inner loop tests it: its first (up to) 8 bytes as a
+    /// little-endian word with the mask of those bytes, so that most pieces are ruled out
+    /// with one comparison of the text's next 8 bytes.
+    private struct Candidate {
+        var prefix: UInt64
+        var mask: UInt64
+        var index: Int32
+        var length: Int32
+    }
+
+    /// The pieces as flat tables: their bytes end to end, where each starts, and the
+    /// candidates grouped by first byte (in table order).
     private struct Table {
         var bytes: [UInt8] = []
         /// Piece i is `bytes[start[i]..<start[i + 1]]`.
         var start: [Int32] = [0]
         /// The pieces starting with byte b are `candidates[firstStart[b]..<firstStart[b + 1]]`.
-        var candidates: [UInt8] = []
+        var candidates: [Candidate] = []
         var firstStart = [Int32](repeating: 0, count: 257)
 
         init() {
@@ -43,7 +53,15 @@ enum CompactRecordText {
             }
             for b in 0..<256 {
                 firstStart[b] = Int32(candidates.count)
-                for (i, p) in pieces.enumerated() where p[0] == UInt8(b) { candidates.append(UInt8(i)) }
+                for (i, p) in pieces.enumerated() where p[0] == UInt8(b) {
+                    var prefix: UInt64 = 0
+                    var mask: UInt64 = 0
+                    for (k, byte) in p.prefix(8).enumerated() {
+                        prefix |= UInt64(byte) << (8 * k)
+                        mask |= 0xFF << (8 * k)
+                    }
+                    candidates.append(Candidate(prefix: prefix, mask: mask, index: Int32(i), length: Int32(p.count)))
+                }
             }
             firstStart[256] = Int32(candidates.count)
         }
@@ -97,18 +115,28 @@ enum CompactRecordText {
                                         let b = Int(t[i])
                                         var c = Int(firstStart[b])
                                         let cEnd = Int(firstStart[b + 1])
-                                        while c < cEnd {
-                                            let p = Int(candidates[c])
-                                            c += 1
-                                            let from = Int(start[p])
-                                            let length = Int(start[p + 1]) - from
-                                            let end = i + length
-                                            guard end <= n, cost[end] + 1 < best else { continue }
-                                            var k = 1
-                                            while k < length, t[i + k] == bytes[from + k] { k += 1 }
-                                            if k == length {
-                                                best = cost[end] + 1
-                                                pick = Int8(p)
+                                        if c < cEnd {
+                                            // The text's next 8 bytes (fewer at its end, zero after).
+                                            var word: UInt64 = 0
+                                            if n - i >= 8 {
+                                                word = UInt64(littleEndian: UnsafeRawPointer(t.baseAddress! + i).loadUnaligned(as: UInt64.self))
+                                            } else {
+                                                for k in 0..<(n - i) { word |= UInt64(t[i + k]) << (8 * k) }
+                                            }
+                                            while c < cEnd {
+                                                let candidate = candidates[c]
+                                                c += 1
+                                                let length = Int(candidate.length)
+                                                let end = i + length
+                                                guard word & candidate.mask == candidate.prefix, end <= n, cost[end] + 1 < best else { continue }
+                                                let p = Int(candidate.index)
+                                                let from = Int(start[p])
+                                                var k = 8
+                                                while k < length, t[i + k] == bytes[from + k] { k += 1 }
+                                                if k >= length {
+                                                    best = cost[end] + 1
+                                                    pick = Int8(p)
+                                                }
                                             }
                                         }
                                         cost[i] = best

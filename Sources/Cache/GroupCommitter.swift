@@ -289,7 +289,7 @@ final class GroupCommitter: @unchecked Sendable {
     // MARK: Writer thread
 
     private func run() {
-        var generator = SystemRandomNumberGenerator()
+        var generator = BufferedSystemRandom()
         // A failed commit is retried at 50 ms, 100 ms, ... 2 s: soon for a busy lock, gently for a sick disk.
         let retry = Backoff(base: .milliseconds(50), cap: .seconds(2))
         var failures = 0

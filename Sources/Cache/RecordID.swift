@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: MIT
+import Glibc
 
 /// The outbox's idempotency keys: time-ordered UUIDs (version 7, RFC 9562) in lowercase
 /// 8-4-4-4-12 form. Ids minted later sort after earlier ones, so the UNIQUE index on them
@@ -47,5 +48,24 @@ enum RecordID {
         out.reserveCapacity(length)
         format(hi, lo, appendingTo: &out)
         return String(decoding: out, as: UTF8.self)
+    }
+}
+
+/// The kernel's random bits (glibc's `arc4random_buf`, on getrandom like
+/// `SystemRandomNumberGenerator`) fetched 32 numbers at a time: the writer thread mints an
+/// id per record, and a system call for each would be a visible part of a commit's cost.
+struct BufferedSystemRandom: RandomNumberGenerator {
+    private var buffer = [UInt64](repeating: 0, count: 32)
+    private var used = 32
+
+    mutating func next() -> UInt64 {
+        if used == buffer.count { refill() }
+        used += 1
+        return buffer[used - 1]
+    }
+
+    private mutating func refill() {
+        buffer.withUnsafeMutableBytes { arc4random_buf($0.baseAddress!, $0.count) }
+        used = 0
     }
 }

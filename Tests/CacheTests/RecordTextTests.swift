@@ -201,5 +201,10 @@ struct RecordTextTests {
         let texts = (0..<4).map { String(decoding: ids[($0 * 36)..<(($0 + 1) * 36)], as: UTF8.self) }
         #expect(texts == texts.sorted() && Set(texts).count == 4)
         #expect(texts.allSatisfy { $0.hasPrefix("019b779b-") && Array($0.utf8)[14] == UInt8(ascii: "7") })
+
+        // The writer's generator: fresh random numbers across several refills.
+        var system = BufferedSystemRandom()
+        let draws = (0..<100).map { _ in system.next() }
+        #expect(Set(draws).count == 100)
     }
 }
