@@ -26,59 +26,148 @@ enum CompactRecordText {
         #"_pct":""#, "device", #""energy_expended_kj":"#,
     ].map { Array($0.utf8) }
 
-    /// For each first byte, the pieces that start with it.
-    private static let byFirstByte: [[Int]] = {
-        var table = [[Int]](repeating: [], count: 256)
-        for (i, p) in pieces.enumerated() { table[Int(p[0])].append(i) }
-        return table
-    }()
+    /// A piece as the compaction's inner loop tests it: its first (up to) 8 bytes as a
+    /// little-endian word with the mask of those bytes, so that most pieces are ruled out
+    /// with one comparison of the text's next 8 bytes.
+    private struct Candidate {
+        var prefix: UInt64
+        var mask: UInt64
+        var index: Int32
+        var length: Int32
+    }
+
+    /// The pieces as flat tables: their bytes end to end, where each starts, and the
+    /// candidates grouped by first byte (in table order).
+    private struct Table {
+        var bytes: [UInt8] = []
+        /// Piece i is `bytes[start[i]..<start[i + 1]]`.
+        var start: [Int32] = [0]
+        /// The pieces starting with byte b are `candidates[firstStart[b]..<firstStart[b + 1]]`.
+        var candidates: [Candidate] = []
+        var firstStart = [Int32](repeating: 0, count: 257)
+
+        init() {
+            for p in pieces {
+                bytes += p
+                start.append(Int32(bytes.count))
+            }
+            for b in 0..<256 {
+                firstStart[b] = Int32(candidates.count)
+                for (i, p) in pieces.enumerated() where p[0] == UInt8(b) {
+                    var prefix: UInt64 = 0
+                    var mask: UInt64 = 0
+                    for (k, byte) in p.prefix(8).enumerated() {
+                        prefix |= UInt64(byte) << (8 * k)
+                        mask |= 0xFF << (8 * k)
+                    }
+                    candidates.append(Candidate(prefix: prefix, mask: mask, index: Int32(i), length: Int32(p.count)))
+                }
+            }
+            firstStart[256] = Int32(candidates.count)
+        }
+    }
+
+    private static let table = Table()
 
     /// The compact form of `text` (JSON, UTF-8). Text holding a byte below 0x20 is
     /// returned as it is, so every input reads back exactly.
-    ///
-    /// The fewest output bytes, not the first match: a short piece (`","`) taken greedily
-    /// would swallow the start of a longer one (`","model_number":"`). Costs are found
-    /// from the end backwards, one pass.
     static func compact(_ text: [UInt8]) -> [UInt8] {
-        let n = text.count
-        if text.contains(where: { $0 < 0x20 }) { return text }
-        var cost = [Int32](repeating: 0, count: n + 1)
-        var choice = [Int8](repeating: -1, count: n)
-        text.withUnsafeBufferPointer { t in
-            var i = n - 1
-            while i >= 0 {
-                var best = cost[i + 1] + 1
-                var pick: Int8 = -1
-                for p in byFirstByte[Int(t[i])] {
-                    let piece = pieces[p]
-                    let end = i + piece.count
-                    guard end <= n, cost[end] + 1 < best else { continue }
-                    var k = 1
-                    while k < piece.count, t[i + k] == piece[k] { k += 1 }
-                    if k == piece.count {
-                        best = cost[end] + 1
-                        pick = Int8(p)
+        var compactor = Compactor()
+        var out: [UInt8] = []
+        text.withUnsafeBufferPointer { compactor.append(compactOf: $0, to: &out) }
+        return out
+    }
+
+    /// Compacts one text after another with the same scratch space (the cache's writer
+    /// thread keeps one).
+    struct Compactor {
+        private var cost: [Int32] = []
+        private var choice: [Int8] = []
+
+        /// Appends the compact form of `text` to `out` (`compact(_:)`'s bytes).
+        ///
+        /// The fewest output bytes, not the first match: a short piece (`","`) taken
+        /// greedily would swallow the start of a longer one (`","model_number":"`). Costs
+        /// are found from the end backwards, one pass; of pieces giving the same cost the
+        /// first in the table wins, and a literal byte over any piece.
+        mutating func append(compactOf t: UnsafeBufferPointer<UInt8>, to out: inout [UInt8]) {
+            let n = t.count
+            if t.contains(where: { $0 < 0x20 }) {
+                out.append(contentsOf: t)
+                return
+            }
+            if cost.count < n + 1 {
+                cost = [Int32](repeating: 0, count: n + 1)
+                choice = [Int8](repeating: -1, count: n)
+            }
+            let table = CompactRecordText.table
+            let total = cost.withUnsafeMutableBufferPointer { cost in
+                choice.withUnsafeMutableBufferPointer { choice in
+                    table.bytes.withUnsafeBufferPointer { bytes in
+                        table.start.withUnsafeBufferPointer { start in
+                            table.candidates.withUnsafeBufferPointer { candidates in
+                                table.firstStart.withUnsafeBufferPointer { firstStart in
+                                    cost[n] = 0
+                                    var i = n - 1
+                                    while i >= 0 {
+                                        var best = cost[i + 1] + 1
+                                        var pick: Int8 = -1
+                                        let b = Int(t[i])
+                                        var c = Int(firstStart[b])
+                                        let cEnd = Int(firstStart[b + 1])
+                                        if c < cEnd {
+                                            // The text's next 8 bytes (fewer at its end, zero after).
+                                            var word: UInt64 = 0
+                                            if n - i >= 8 {
+                                                word = UInt64(littleEndian: UnsafeRawPointer(t.baseAddress! + i).loadUnaligned(as: UInt64.self))
+                                            } else {
+                                                for k in 0..<(n - i) { word |= UInt64(t[i + k]) << (8 * k) }
+                                            }
+                                            while c < cEnd {
+                                                let candidate = candidates[c]
+                                                c += 1
+                                                let length = Int(candidate.length)
+                                                let end = i + length
+                                                guard word & candidate.mask == candidate.prefix, end <= n, cost[end] + 1 < best else { continue }
+                                                let p = Int(candidate.index)
+                                                let from = Int(start[p])
+                                                var k = 8
+                                                while k < length, t[i + k] == bytes[from + k] { k += 1 }
+                                                if k >= length {
+                                                    best = cost[end] + 1
+                                                    pick = Int8(p)
+                                                }
+                                            }
+                                        }
+                                        cost[i] = best
+                                        choice[i] = pick
+                                        i -= 1
+                                    }
+                                    return Int(cost[0])
+                                }
+                            }
+                        }
                     }
                 }
-                cost[i] = best
-                choice[i] = pick
-                i -= 1
+            }
+            out.reserveCapacity(out.count + total + 1)
+            out.append(marker)
+            choice.withUnsafeBufferPointer { choice in
+                table.start.withUnsafeBufferPointer { start in
+                    var i = 0
+                    while i < n {
+                        let p = Int(choice[i])
+                        if p < 0 {
+                            out.append(t[i])
+                            i += 1
+                        } else {
+                            out.append(0x02 + UInt8(p))
+                            i += Int(start[p + 1] - start[p])
+                        }
+                    }
+                }
             }
         }
-        var out: [UInt8] = [marker]
-        out.reserveCapacity(Int(cost[0]) + 1)
-        var i = 0
-        while i < n {
-            let p = choice[i]
-            if p < 0 {
-                out.append(text[i])
-                i += 1
-            } else {
-                out.append(0x02 + UInt8(p))
-                i += pieces[Int(p)].count
-            }
-        }
-        return out
     }
 
     /// A part of `marker` that the compact form of any text containing `marker` holds

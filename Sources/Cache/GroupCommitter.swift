@@ -289,7 +289,7 @@ final class GroupCommitter: @unchecked Sendable {
     // MARK: Writer thread
 
     private func run() {
-        var generator = SystemRandomNumberGenerator()
+        var generator = BufferedSystemRandom()
         // A failed commit is retried at 50 ms, 100 ms, ... 2 s: soon for a busy lock, gently for a sick disk.
         let retry = Backoff(base: .milliseconds(50), cap: .seconds(2))
         var failures = 0
@@ -406,17 +406,34 @@ final class GroupCommitter: @unchecked Sendable {
         (error as? SQLiteError)?.isDiskFull ?? false
     }
 
-    private func write(_ batch: [Pending], final: Bool, using generator: inout SystemRandomNumberGenerator) throws {
+    private func write<G: RandomNumberGenerator>(_ batch: [Pending], final: Bool, using generator: inout G) throws {
         let storedAt = UTCTimestamp.now.millisecondsSince1970
-        var ids: [String] = []
-        ids.reserveCapacity(batch.count)
-        for _ in batch { ids.append(idMaker.next(atMilliseconds: storedAt, using: &generator)) }
-        // Serialize and encrypt outside SQLite's write lock.
-        var payloads: [[UInt8]] = []
-        payloads.reserveCapacity(batch.count)
-        for (i, p) in batch.enumerated() {
-            let text = CompactRecordText.compact(Array(p.record.jsonString().utf8))
-            payloads.append(try cipher?.seal(text, id: ids[i]) ?? text)
+        // The batch's ids and stored payloads end to end in two buffers: record i's id is
+        // `ids[36 i ..< 36 (i + 1)]`, its payload `payloads[payloadEnds[i - 1] ..< payloadEnds[i]]`.
+        var ids: [UInt8] = []
+        ids.reserveCapacity(RecordID.length * batch.count)
+        for _ in batch { idMaker.next(atMilliseconds: storedAt, using: &generator, appendingTo: &ids) }
+        // Serialize and encrypt outside SQLite's write lock: each record's JSON text into
+        // one reused buffer, compacted straight into `payloads`.
+        var payloads: [UInt8] = []
+        payloads.reserveCapacity(batch.count * 200)
+        var payloadEnds: [Int] = []
+        payloadEnds.reserveCapacity(batch.count)
+        var json: [UInt8] = []
+        json.reserveCapacity(1024)
+        var compactor = CompactRecordText.Compactor()
+        for i in batch.indices {
+            json.removeAll(keepingCapacity: true)
+            batch[i].record.appendJSON(to: &json)
+            if let cipher {
+                var text: [UInt8] = []
+                json.withUnsafeBufferPointer { compactor.append(compactOf: $0, to: &text) }
+                let id = String(decoding: ids[(i * RecordID.length)..<((i + 1) * RecordID.length)], as: UTF8.self)
+                payloads += try cipher.seal(text, id: id)
+            } else {
+                json.withUnsafeBufferPointer { compactor.append(compactOf: $0, to: &payloads) }
+            }
+            payloadEnds.append(payloads.count)
         }
         var lastSeen: [String: Int64] = [:]
         for p in batch {
@@ -430,7 +447,7 @@ final class GroupCommitter: @unchecked Sendable {
                 return t >= written + Self.lastSeenResolutionMilliseconds
             }
         }
-        let encrypted = cipher == nil ? 0 : 1
+        let encrypted: Int64 = cipher == nil ? 0 : 1
         enter(.cacheWork)
         try writer.sync { db in
             enter(.committing)
@@ -442,13 +459,31 @@ final class GroupCommitter: @unchecked Sendable {
                     """)
                 let pending = try db.cachedStatement("INSERT INTO outbox (sequence) VALUES (?)")
                 let unpaired = try db.cachedStatement("INSERT INTO outbox_unpaired (sequence, device_id) VALUES (?, ?)")
-                for (i, p) in batch.enumerated() {
-                    try insert.execute([p.sequence, ids[i], p.record.deviceID, p.record.timestamp.millisecondsSince1970,
-                                        p.clientID, storedAt, encrypted, payloads[i]])
-                    if p.clientID != nil {
-                        try pending.execute([p.sequence])
-                    } else {
-                        try unpaired.execute([p.sequence, p.record.deviceID])
+                try ids.withUnsafeBufferPointer { ids in
+                    try payloads.withUnsafeBufferPointer { payloads in
+                        var payloadStart = 0
+                        for i in batch.indices {
+                            let sequence = batch[i].sequence
+                            let deviceID = batch[i].record.deviceID
+                            try insert.bind(sequence, at: 1)
+                            try insert.bind(text: UnsafeBufferPointer(rebasing: ids[(i * RecordID.length)..<((i + 1) * RecordID.length)]), at: 2)
+                            try insert.bind(text: deviceID, at: 3)
+                            try insert.bind(batch[i].record.timestamp.millisecondsSince1970, at: 4)
+                            if let clientID = batch[i].clientID { try insert.bind(text: clientID, at: 5) } else { try insert.bindNull(at: 5) }
+                            try insert.bind(storedAt, at: 6)
+                            try insert.bind(encrypted, at: 7)
+                            try insert.bind(blob: UnsafeBufferPointer(rebasing: payloads[payloadStart..<payloadEnds[i]]), at: 8)
+                            try insert.run()
+                            payloadStart = payloadEnds[i]
+                            if batch[i].clientID != nil {
+                                try pending.bind(sequence, at: 1)
+                                try pending.run()
+                            } else {
+                                try unpaired.bind(sequence, at: 1)
+                                try unpaired.bind(text: deviceID, at: 2)
+                                try unpaired.run()
+                            }
+                        }
                     }
                 }
                 let seen = try db.cachedStatement("""

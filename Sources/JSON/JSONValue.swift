@@ -132,6 +132,54 @@ public enum JSONValue: Equatable, Sendable {
     }
 }
 
+extension JSONValue {
+    /// `writeNumber` into UTF-8 bytes: the same text, without building a `String`.
+    public static func writeNumber(_ d: Double, to out: inout [UInt8]) {
+        guard d.isFinite else { out.append(contentsOf: "null".utf8); return }
+        if d == d.rounded(), abs(d) < 9_007_199_254_740_992 {
+            writeInteger(Int64(d), to: &out)   // -0 prints as 0
+            return
+        }
+        out.append(contentsOf: d.description.utf8)   // at most 24 bytes: a small string, not allocated
+    }
+
+    /// Decimal digits of `v`, as `String(v)` prints them.
+    public static func writeInteger(_ v: Int64, to out: inout [UInt8]) {
+        var magnitude = v.magnitude
+        if v < 0 { out.append(UInt8(ascii: "-")) }
+        var digits: (UInt64, UInt64, UInt64) = (0, 0, 0)   // 20 digits at most, last digit first
+        var n = 0
+        withUnsafeMutableBytes(of: &digits) { buffer in
+            repeat {
+                buffer[n] = UInt8(truncatingIfNeeded: magnitude % 10) &+ 0x30
+                magnitude /= 10
+                n += 1
+            } while magnitude != 0
+            while n > 0 {
+                n -= 1
+                out.append(buffer[n])
+            }
+        }
+    }
+
+    /// `writeString` into UTF-8 bytes: the same text, without building a `String`.
+    public static func writeString(_ s: String, to out: inout [UInt8]) {
+        var s = s
+        let plain: Bool = s.withUTF8 { utf8 in
+            // Fast path: nothing to escape (device ids, keys, most values) is appended whole.
+            guard !utf8.contains(where: { $0 < 0x20 || $0 == 0x22 || $0 == 0x5C }) else { return false }
+            out.append(0x22)
+            out.append(contentsOf: utf8)
+            out.append(0x22)
+            return true
+        }
+        if plain { return }
+        var text = ""
+        writeString(s, to: &text)
+        out.append(contentsOf: text.utf8)
+    }
+}
+
 /// Anything the CLI can print as decoded fields.
 public protocol JSONRepresentable {
     var json: JSONValue { get }

@@ -51,6 +51,45 @@ public struct UTCTimestamp: Sendable, Hashable, Comparable {
     }
 }
 
+extension UTCTimestamp {
+    /// `appendISO8601(to:)` into UTF-8 bytes.
+    public func appendISO8601(to out: inout [UInt8]) {
+        let ms = millisecondsSince1970
+        var days = ms / 86_400_000
+        var rem = ms % 86_400_000
+        if rem < 0 { rem += 86_400_000; days -= 1 }
+        let (y, m, d) = CivilDays.date(days: days)
+        let secondsOfDay = Int(rem / 1000)
+        appendPadded(&out, Int(y), 4); out.append(UInt8(ascii: "-"))
+        appendPadded(&out, m, 2); out.append(UInt8(ascii: "-"))
+        appendPadded(&out, d, 2); out.append(UInt8(ascii: "T"))
+        appendPadded(&out, secondsOfDay / 3600, 2); out.append(UInt8(ascii: ":"))
+        appendPadded(&out, secondsOfDay / 60 % 60, 2); out.append(UInt8(ascii: ":"))
+        appendPadded(&out, secondsOfDay % 60, 2); out.append(UInt8(ascii: "."))
+        appendPadded(&out, Int(rem % 1000), 3); out.append(UInt8(ascii: "Z"))
+    }
+}
+
+/// Zero-padded decimal digits, as `appendPadded(_:_:_:)` on a `String` writes them.
+@inline(__always)
+func appendPadded(_ out: inout [UInt8], _ value: Int, _ width: Int) {
+    if value < 0 || value >= 10_000 {
+        var s = ""
+        appendPadded(&s, value, width)
+        out.append(contentsOf: s.utf8)
+        return
+    }
+    var divisor = 1000
+    var digits = 4
+    while digits > width, value < divisor { divisor /= 10; digits -= 1 }
+    var v = value
+    while divisor > 0 {
+        out.append(UInt8(truncatingIfNeeded: v / divisor) &+ 0x30)
+        v %= divisor
+        divisor /= 10
+    }
+}
+
 /// Zero-padded decimal. `String(Int)` of a short number is a small (inline) string,
 /// so this does not allocate.
 @inline(__always)

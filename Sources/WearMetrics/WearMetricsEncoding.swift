@@ -22,44 +22,51 @@ extension WearMetrics {
     /// The record as Synheart v1.0 JSON. Written by hand (no JSONEncoder, no ICU):
     /// keys in schema order, numbers in shortest round-trip form, never NaN/inf.
     public func jsonString(options: WearMetricsEncodingOptions = WearMetricsEncodingOptions()) -> String {
-        var out = ""
-        out.reserveCapacity(160 + 24 * (metrics.count + meta.count) + 14 * (rrIntervals?.count ?? 0))
-        out += "{\"timestamp\":\""
+        guard !options.pretty else { return json(options: options).serialized(pretty: true) }
+        var out: [UInt8] = []
+        appendJSON(to: &out, options: options)
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    /// Appends the UTF-8 bytes of `jsonString(options:)` (`pretty` aside: always the
+    /// compact text) to `out`, without building a `String`: the cache writes every record
+    /// through here into one reused buffer.
+    public func appendJSON(to out: inout [UInt8], options: WearMetricsEncodingOptions = WearMetricsEncodingOptions()) {
+        out.reserveCapacity(out.count + 160 + 24 * (metrics.count + meta.count) + 14 * (rrIntervals?.count ?? 0))
+        out.append(contentsOf: #"{"timestamp":""#.utf8)
         timestamp.appendISO8601(to: &out)
-        out += "\",\"device_id\":"
+        out.append(contentsOf: #"","device_id":"#.utf8)
         JSONValue.writeString(deviceID, to: &out)
-        out += ",\"source\":"
+        out.append(contentsOf: #","source":"#.utf8)
         JSONValue.writeString(source, to: &out)
-        out += ",\"metrics\":{"
+        out.append(contentsOf: #","metrics":{"#.utf8)
         for (i, e) in metrics.entries.enumerated() {
-            if i > 0 { out += "," }
+            if i > 0 { out.append(UInt8(ascii: ",")) }
             JSONValue.writeString(e.key, to: &out)
-            out += ":"
+            out.append(UInt8(ascii: ":"))
             JSONValue.writeNumber(e.value, to: &out)
         }
-        out += "},\"meta\":{"
+        out.append(contentsOf: #"},"meta":{"#.utf8)
         for (i, e) in meta.entries.enumerated() {
-            if i > 0 { out += "," }
+            if i > 0 { out.append(UInt8(ascii: ",")) }
             JSONValue.writeString(e.key, to: &out)
-            out += ":"
-            if e.key == "battery", options.battery == .number, let v = Double(e.value), v.isFinite {
-                out += e.value
+            out.append(UInt8(ascii: ":"))
+            if options.battery == .number, e.key == "battery", let v = Double(e.value), v.isFinite {
+                out.append(contentsOf: e.value.utf8)
             } else {
                 JSONValue.writeString(e.value, to: &out)
             }
         }
-        out += "}"
+        out.append(UInt8(ascii: "}"))
         if let rr = rrIntervals {
-            out += ",\"rr_ms\":["
+            out.append(contentsOf: #","rr_ms":["#.utf8)
             for (i, v) in rr.enumerated() {
-                if i > 0 { out += "," }
+                if i > 0 { out.append(UInt8(ascii: ",")) }
                 JSONValue.writeNumber(v, to: &out)
             }
-            out += "]"
+            out.append(UInt8(ascii: "]"))
         }
-        out += "}"
-        guard options.pretty else { return out }
-        return json(options: options).serialized(pretty: true)
+        out.append(UInt8(ascii: "}"))
     }
 
     /// The record as a JSON value (for pretty printing and tests).
