@@ -52,6 +52,7 @@ public final class BlueZMirror: Sendable {
         var nextID: UInt64 = 1
         var subscriptions: [DBusSubscription] = []
         var ownerTask: Task<Void, Never>?
+        var onHeard: (@Sendable (Device) -> Void)?
     }
 
     private let state = Mutex(State())
@@ -148,6 +149,7 @@ public final class BlueZMirror: Sendable {
             s.ownerTask = nil
             s.sinks = [:]
             s.waiters = [:]
+            s.onHeard = nil
             s.buffer = []
             s.early = []
             return out
@@ -218,6 +220,22 @@ public final class BlueZMirror: Sendable {
     }
 
     // MARK: Events and waiting
+
+    /// Properties that change with every advertising report while discovering, and
+    /// with nothing else.
+    public static let heardProperties: Set<String> = ["RSSI", "TxPower"]
+
+    /// Takes the changes that only say a device was heard again (`heardProperties`)
+    /// on the dispatcher thread, in place of a `deviceChanged` event on the streams.
+    ///
+    /// While discovering, bluetoothd sends one such signal per advertising report of
+    /// every device in the room, followed or not. Through a stream each one wakes the
+    /// consumer's task on a pool thread to do a lookup or two; here it costs that lookup.
+    /// `handler` runs after the mirror's lock is released and must be as quick: no
+    /// waiting, no call that could wait on the bus.
+    public func onHeard(_ handler: (@Sendable (Device) -> Void)?) {
+        state.withLock { $0.onHeard = handler }
+    }
 
     /// Every change from now on, in order. The buffer is unbounded: mirror events come
     /// per change of an object (no notification values among them), and a dropped
@@ -326,22 +344,36 @@ public final class BlueZMirror: Sendable {
 
     private func ingest(_ update: MirrorUpdate?, sender: String?, receivedAt: Int64?) {
         guard let update else { return }
-        state.withLock { s in
+        let heard = state.withLock { s -> (handler: @Sendable (Device) -> Void, devices: [Device])? in
             switch s.phase {
             case .idle, .stopped:
-                return
+                return nil
             case .loading:
                 s.buffer.append(update)
+                return nil
             case .live:
                 if let sender, let owner = s.owner, sender != owner {
                     s.early.append(update)
-                    return
+                    return nil
                 }
                 var events: [BlueZEvent] = []
                 update.apply(to: &s.snapshot, into: &events)
+                guard let handler = s.onHeard else {
+                    Self.publish(events, &s, receivedAt: receivedAt)
+                    return nil
+                }
+                var devices: [Device] = []
+                events.removeAll { event in
+                    guard case let .deviceChanged(d, changed) = event, changed.isSubset(of: Self.heardProperties) else { return false }
+                    devices.append(d)
+                    return true
+                }
+                if events.isEmpty, !devices.isEmpty { Self.checkWaiters(&s) }
                 Self.publish(events, &s, receivedAt: receivedAt)
+                return devices.isEmpty ? nil : (handler, devices)
             }
         }
+        if let heard { for d in heard.devices { heard.handler(d) } }
     }
 
     /// Yields under the lock so that events from different threads (dispatcher,
@@ -356,6 +388,11 @@ public final class BlueZMirror: Sendable {
             }
         }
         for id in gone { s.sinks[id] = nil }
+        checkWaiters(&s)
+    }
+
+    /// Every change is a chance for a waiter's condition to hold.
+    private static func checkWaiters(_ s: inout State) {
         guard !s.waiters.isEmpty else { return }
         for (id, waiter) in s.waiters where waiter.check(s.snapshot) {
             waiter.timer?.cancel()

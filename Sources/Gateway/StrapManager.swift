@@ -101,6 +101,13 @@ public final class StrapManager: Sendable {
     /// - Throws: when bluetoothd's objects cannot be read at all.
     public func run() async throws(DBusError) {
         let events = mirror.timedEvents()
+        // A device heard again: noted for its adapter's health, and for a scale (linked
+        // only right after it was heard), on the dispatcher thread (`BlueZMirror.onHeard`).
+        let adapters = context.adapters
+        mirror.onHeard { [weak self] d in
+            adapters.controller(d.adapter)?.noteAdvertisement()
+            self?.heard(d)
+        }
         try await context.routes.start(connection: connection, rule: BlueZMirror.matchRules[2])
         try await mirror.start()
         adoptAdapters()

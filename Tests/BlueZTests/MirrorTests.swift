@@ -1,6 +1,8 @@
+import BlegateTestSupport
 import BlueZ
 import DBus
 import Simulator
+import Synchronization
 import Testing
 
 /// The mirror against the simulated bluetoothd on a private bus. Serialized: each
@@ -46,6 +48,35 @@ import Testing
             let polar = try #require(devices.first { $0.name?.hasPrefix("Polar") == true })
             #expect(polar.manufacturerData[0x006B] != nil)
             try await h.mirror.waitUntil { $0.adapter(named: "hci0")?.discovering == true }
+        }
+    }
+
+    /// Advertising reports that only refresh RSSI/TxPower go to the `onHeard` handler on
+    /// the dispatcher thread, not through the event streams; the snapshot still follows
+    /// them, and everything else (a device appearing, its name, data) is an event.
+    @Test func heardAgainGoesToTheHandlerNotTheStreams() async throws {
+        try await withMirror { h in
+            let heard = Mutex<[String: [Int16]]>([:])
+            h.mirror.onHeard { d in
+                if let rssi = d.rssi { heard.withLock { $0[d.address, default: []].append(rssi) } }
+            }
+            // With a filter set, every report's RSSI is a signal (as bluetoothd does).
+            _ = try await h.call(MirrorHarness.adapter, "org.bluez.Adapter1", "SetDiscoveryFilter", [.properties([("Transport", .string("le"))])])
+            let devices = try await h.discover(count: 3)
+            try await eventually("every device heard again three times", seconds: 60) {
+                heard.withLock { h in devices.allSatisfy { (h[$0.address]?.count ?? 0) >= 3 } }
+            }
+            let rssiEvents = h.recorder.events.filter {
+                if case .deviceChanged(_, let changed) = $0 { changed.isSubset(of: BlueZMirror.heardProperties) } else { false }
+            }
+            #expect(rssiEvents.isEmpty, "\(rssiEvents.count) RSSI-only changes went through the stream")
+            for d in devices {
+                #expect(h.recorder.events.contains { if case .deviceAdded(let a) = $0 { a.path == d.path } else { false } })
+            }
+            // The snapshot follows the reports the handler took.
+            try await eventually("the mirror's RSSI is the last one heard") {
+                devices.allSatisfy { d in h.mirror.device(path: d.path)?.rssi == heard.withLock { $0[d.address]?.last } }
+            }
         }
     }
 
