@@ -35,24 +35,15 @@ public struct UTCTimestamp: Sendable, Hashable, Comparable {
     }
 
     public func appendISO8601(to out: inout String) {
-        let ms = millisecondsSince1970
-        var days = ms / 86_400_000
-        var rem = ms % 86_400_000
-        if rem < 0 { rem += 86_400_000; days -= 1 }
-        let (y, m, d) = CivilDays.date(days: days)
-        let secondsOfDay = Int(rem / 1000)
-        appendPadded(&out, Int(y), 4); out += "-"
-        appendPadded(&out, m, 2); out += "-"
-        appendPadded(&out, d, 2); out += "T"
-        appendPadded(&out, secondsOfDay / 3600, 2); out += ":"
-        appendPadded(&out, secondsOfDay / 60 % 60, 2); out += ":"
-        appendPadded(&out, secondsOfDay % 60, 2); out += "."
-        appendPadded(&out, Int(rem % 1000), 3); out += "Z"
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(24)
+        appendISO8601(to: &bytes)
+        out += String(decoding: bytes, as: UTF8.self)
     }
 }
 
 extension UTCTimestamp {
-    /// `appendISO8601(to:)` into UTF-8 bytes.
+    /// The ISO 8601 text as UTF-8 bytes, for writers that build bytes (a record's JSON).
     public func appendISO8601(to out: inout [UInt8]) {
         let ms = millisecondsSince1970
         var days = ms / 86_400_000
