@@ -41,14 +41,6 @@ enum RecordID {
             out.append(nibble < 10 ? 0x30 + nibble : 0x57 + nibble)
         }
     }
-
-    /// The id of `hi`, `lo` as text.
-    static func format(_ hi: UInt64, _ lo: UInt64) -> String {
-        var out: [UInt8] = []
-        out.reserveCapacity(length)
-        format(hi, lo, appendingTo: &out)
-        return String(decoding: out, as: UTF8.self)
-    }
 }
 
 /// The kernel's random bits (glibc's `arc4random_buf`, on getrandom like

@@ -95,11 +95,17 @@ public enum JSONValue: Equatable, Sendable {
     /// NaN and infinities become `null` (JSON cannot carry them).
     public static func writeNumber(_ d: Double, to out: inout String) {
         guard d.isFinite else { out += "null"; return }
-        if d == d.rounded(), abs(d) < 9_007_199_254_740_992 {
-            out += String(Int64(d))   // -0 prints as 0
+        if let i = wholeNumber(d) {
+            out += String(i)
             return
         }
         out += d.description   // Swift prints e.g. 98.6, 1e-08: both valid JSON
+    }
+
+    /// A whole `d` that a double holds exactly (below 2^53), printed as an integer; -0
+    /// prints as 0.
+    private static func wholeNumber(_ d: Double) -> Int64? {
+        d == d.rounded() && abs(d) < 9_007_199_254_740_992 ? Int64(d) : nil
     }
 
     public static func writeString(_ s: String, to out: inout String) {
@@ -136,8 +142,8 @@ extension JSONValue {
     /// `writeNumber` into UTF-8 bytes: the same text, without building a `String`.
     public static func writeNumber(_ d: Double, to out: inout [UInt8]) {
         guard d.isFinite else { out.append(contentsOf: "null".utf8); return }
-        if d == d.rounded(), abs(d) < 9_007_199_254_740_992 {
-            writeInteger(Int64(d), to: &out)   // -0 prints as 0
+        if let i = wholeNumber(d) {
+            writeInteger(i, to: &out)
             return
         }
         out.append(contentsOf: d.description.utf8)   // at most 24 bytes: a small string, not allocated

@@ -27,28 +27,13 @@ public final class Statement {
 
     /// Binds one parameter (1-based).
     public func bind(_ value: SQLiteValue, at index: Int32) throws(SQLiteError) {
-        let rc: Int32
         switch value {
-        case .integer(let v): rc = sqlite3_bind_int64(handle, index, v)
-        case .real(let v): rc = sqlite3_bind_double(handle, index, v)
-        case .text(var v):
-            // With its byte count, so a NUL inside the text is kept rather than ending it.
-            rc = v.withUTF8 { utf8 in
-                utf8.withMemoryRebound(to: CChar.self) { chars in
-                    guard let base = chars.baseAddress else { return sqlite3_bind_text(handle, index, "", 0, csqlite_transient()) }
-                    return sqlite3_bind_text(handle, index, base, Int32(chars.count), csqlite_transient())
-                }
-            }
-        case .blob(let v):
-            rc = v.withUnsafeBytes { raw in
-                // A zero-length blob is an empty blob, not NULL.
-                raw.baseAddress == nil
-                    ? sqlite3_bind_zeroblob(handle, index, 0)
-                    : sqlite3_bind_blob(handle, index, raw.baseAddress, Int32(raw.count), csqlite_transient())
-            }
-        case .null: rc = sqlite3_bind_null(handle, index)
+        case .integer(let v): try bind(v, at: index)
+        case .real(let v): try check(sqlite3_bind_double(handle, index, v))
+        case .text(let v): try bind(text: v, at: index)
+        case .blob(let v): try check(v.withUnsafeBufferPointer { bindBlob($0, at: index) })
+        case .null: try bindNull(at: index)
         }
-        guard rc == SQLITE_OK else { throw SQLiteError(db: db, code: rc, sql: sql) }
     }
 
     /// Binds an integer to one parameter (1-based), without boxing it in a `SQLiteValue`:
@@ -72,20 +57,25 @@ public final class Statement {
     /// Binds bytes as a blob to one parameter (empty: an empty blob, not NULL); SQLite
     /// copies them.
     public func bind(blob bytes: UnsafeBufferPointer<UInt8>, at index: Int32) throws(SQLiteError) {
-        let rc = bytes.baseAddress.map { sqlite3_bind_blob(handle, index, $0, Int32(bytes.count), csqlite_transient()) }
-            ?? sqlite3_bind_zeroblob(handle, index, 0)
-        try check(rc)
+        try check(bindBlob(bytes, at: index))
     }
 
     public func bindNull(at index: Int32) throws(SQLiteError) {
         try check(sqlite3_bind_null(handle, index))
     }
 
+    /// With its byte count, so a NUL inside the text is kept rather than ending it.
     private func bindText(_ utf8: UnsafeBufferPointer<UInt8>, at index: Int32) -> Int32 {
         utf8.withMemoryRebound(to: CChar.self) { chars in
             guard let base = chars.baseAddress else { return sqlite3_bind_text(handle, index, "", 0, csqlite_transient()) }
             return sqlite3_bind_text(handle, index, base, Int32(chars.count), csqlite_transient())
         }
+    }
+
+    /// A zero-length blob is an empty blob, not NULL.
+    private func bindBlob(_ bytes: UnsafeBufferPointer<UInt8>, at index: Int32) -> Int32 {
+        guard let base = bytes.baseAddress else { return sqlite3_bind_zeroblob(handle, index, 0) }
+        return sqlite3_bind_blob(handle, index, base, Int32(bytes.count), csqlite_transient())
     }
 
     private func check(_ rc: Int32) throws(SQLiteError) {
@@ -113,8 +103,7 @@ public final class Statement {
     /// Binds `values` and runs the statement to its end, ignoring any rows.
     public func execute(_ values: [any SQLiteBindable] = []) throws(SQLiteError) {
         try bind(values)
-        while try step() {}
-        sqlite3_reset(handle)
+        try run()
     }
 
     /// Runs the statement with the parameters bound so far to its end, ignoring any rows,

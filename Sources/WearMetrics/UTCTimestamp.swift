@@ -61,13 +61,13 @@ extension UTCTimestamp {
     }
 }
 
-/// Zero-padded decimal digits, as `appendPadded(_:_:_:)` on a `String` writes them.
+/// `value`'s decimal digits, zero-padded in front to `width`.
 @inline(__always)
 func appendPadded(_ out: inout [UInt8], _ value: Int, _ width: Int) {
     if value < 0 || value >= 10_000 {
-        var s = ""
-        appendPadded(&s, value, width)
-        out.append(contentsOf: s.utf8)
+        let digits = String(value).utf8
+        for _ in digits.count..<max(width, digits.count) { out.append(0x30) }
+        out.append(contentsOf: digits)
         return
     }
     var divisor = 1000
@@ -79,16 +79,6 @@ func appendPadded(_ out: inout [UInt8], _ value: Int, _ width: Int) {
         v %= divisor
         divisor /= 10
     }
-}
-
-/// Zero-padded decimal. `String(Int)` of a short number is a small (inline) string,
-/// so this does not allocate.
-@inline(__always)
-func appendPadded(_ out: inout String, _ value: Int, _ width: Int) {
-    let digits = String(value)
-    var n = digits.utf8.count
-    while n < width { out += "0"; n += 1 }
-    out += digits
 }
 
 extension UTCTimestamp {

@@ -189,8 +189,13 @@ struct RecordTextTests {
 
     @Test("record ids are lowercase 8-4-4-4-12 hex of their 128 bits, minted in increasing order")
     func recordIDs() {
-        #expect(RecordID.format(0x0123_4567_89AB_CDEF, 0xFEDC_BA98_7654_3210) == "01234567-89ab-cdef-fedc-ba9876543210")
-        #expect(RecordID.format(0, .max) == "00000000-0000-0000-ffff-ffffffffffff")
+        func text(_ hi: UInt64, _ lo: UInt64) -> String {
+            var out: [UInt8] = []
+            RecordID.format(hi, lo, appendingTo: &out)
+            return String(decoding: out, as: UTF8.self)
+        }
+        #expect(text(0x0123_4567_89AB_CDEF, 0xFEDC_BA98_7654_3210) == "01234567-89ab-cdef-fedc-ba9876543210")
+        #expect(text(0, .max) == "00000000-0000-0000-ffff-ffffffffffff")
         var maker = RecordID.Maker()
         var rng = SeededRandom(seed: 7)
         var ids: [UInt8] = []
