@@ -101,13 +101,8 @@ public final class StrapManager: Sendable {
     /// - Throws: when bluetoothd's objects cannot be read at all.
     public func run() async throws(DBusError) {
         let events = mirror.timedEvents()
-        // A device heard again: noted for its adapter's health, and for a scale (linked
-        // only right after it was heard), on the dispatcher thread (`BlueZMirror.onHeard`).
-        let adapters = context.adapters
-        mirror.onHeard { [weak self] d in
-            adapters.controller(d.adapter)?.noteAdvertisement()
-            self?.heard(d)
-        }
+        // A device heard again, on the dispatcher thread (`BlueZMirror.onHeard`).
+        mirror.onHeard { [weak self] d in self?.heard(d) }
         try await context.routes.start(connection: connection, rule: BlueZMirror.matchRules[2])
         try await mirror.start()
         adoptAdapters()
@@ -184,17 +179,13 @@ public final class StrapManager: Sendable {
                 context.scheduler.replan()
             }
         case .deviceAdded(let d):
-            context.adapters.controller(d.adapter)?.noteAdvertisement()
             consider(d)
             advertisement(d, arrival: arrival)
             heard(d)
             // A new link asks for a plan itself; only a strap already waiting needs one here.
             if context.scheduler.isWaiting(d.address.uppercased()) { context.scheduler.replan() }
         case .deviceChanged(let d, let changed):
-            if !changed.isDisjoint(with: Self.advertisementProperties) {
-                context.adapters.controller(d.adapter)?.noteAdvertisement()
-                heard(d)
-            }
+            if !changed.isDisjoint(with: Self.advertisementProperties) { heard(d) }
             if changed.contains("ManufacturerData") { advertisement(d, arrival: arrival) }
             if changed.contains("Connected"), !d.connected { post(.disconnected, path: d.path) }
             if changed.contains("Percentage"), let p = d.batteryPercentage, isLinked(d.path),
@@ -252,8 +243,10 @@ public final class StrapManager: Sendable {
         context.scheduler.adapterAppeared(a)
     }
 
-    /// A scale is linked only right after it was heard advertising.
+    /// An advertisement of `d` was received: its adapter is alive (`AdapterHealth`), and
+    /// a scale is linked only right after it was heard advertising.
     private func heard(_ d: Device) {
+        context.adapters.controller(d.adapter)?.noteAdvertisement()
         guard d.rssi != nil, let link = state.withLock({ $0.links[d.address.uppercased()]?.link }) else { return }
         link.heard()
     }
