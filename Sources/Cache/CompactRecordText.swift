@@ -37,20 +37,25 @@ enum CompactRecordText {
     }
 
     /// The pieces as flat tables: their bytes end to end, where each starts, and the
-    /// candidates grouped by first byte (in table order).
-    private struct Table {
-        var bytes: [UInt8] = []
+    /// candidates grouped by first byte (in table order). Built once and never freed (the
+    /// process's lifetime), so the inner loop reads them as plain buffers.
+    private struct Table: @unchecked Sendable {
+        let bytes: UnsafeBufferPointer<UInt8>
         /// Piece i is `bytes[start[i]..<start[i + 1]]`.
-        var start: [Int32] = [0]
+        let start: UnsafeBufferPointer<Int32>
         /// The pieces starting with byte b are `candidates[firstStart[b]..<firstStart[b + 1]]`.
-        var candidates: [Candidate] = []
-        var firstStart = [Int32](repeating: 0, count: 257)
+        let candidates: UnsafeBufferPointer<Candidate>
+        let firstStart: UnsafeBufferPointer<Int32>
 
         init() {
+            var bytes: [UInt8] = []
+            var start: [Int32] = [0]
             for p in pieces {
                 bytes += p
                 start.append(Int32(bytes.count))
             }
+            var candidates: [Candidate] = []
+            var firstStart = [Int32](repeating: 0, count: 257)
             for b in 0..<256 {
                 firstStart[b] = Int32(candidates.count)
                 for (i, p) in pieces.enumerated() where p[0] == UInt8(b) {
@@ -64,6 +69,16 @@ enum CompactRecordText {
                 }
             }
             firstStart[256] = Int32(candidates.count)
+            self.bytes = Self.kept(bytes)
+            self.start = Self.kept(start)
+            self.candidates = Self.kept(candidates)
+            self.firstStart = Self.kept(firstStart)
+        }
+
+        private static func kept<T>(_ values: [T]) -> UnsafeBufferPointer<T> {
+            let buffer = UnsafeMutableBufferPointer<T>.allocate(capacity: values.count)
+            _ = buffer.initialize(from: values)
+            return UnsafeBufferPointer(buffer)
         }
     }
 
@@ -101,69 +116,60 @@ enum CompactRecordText {
                 choice = [Int8](repeating: -1, count: n)
             }
             let table = CompactRecordText.table
+            let (bytes, start, candidates, firstStart) = (table.bytes, table.start, table.candidates, table.firstStart)
             let total = cost.withUnsafeMutableBufferPointer { cost in
                 choice.withUnsafeMutableBufferPointer { choice in
-                    table.bytes.withUnsafeBufferPointer { bytes in
-                        table.start.withUnsafeBufferPointer { start in
-                            table.candidates.withUnsafeBufferPointer { candidates in
-                                table.firstStart.withUnsafeBufferPointer { firstStart in
-                                    cost[n] = 0
-                                    var i = n - 1
-                                    while i >= 0 {
-                                        var best = cost[i + 1] + 1
-                                        var pick: Int8 = -1
-                                        let b = Int(t[i])
-                                        var c = Int(firstStart[b])
-                                        let cEnd = Int(firstStart[b + 1])
-                                        if c < cEnd {
-                                            // The text's next 8 bytes (fewer at its end, zero after).
-                                            var word: UInt64 = 0
-                                            if n - i >= 8 {
-                                                word = UInt64(littleEndian: UnsafeRawPointer(t.baseAddress! + i).loadUnaligned(as: UInt64.self))
-                                            } else {
-                                                for k in 0..<(n - i) { word |= UInt64(t[i + k]) << (8 * k) }
-                                            }
-                                            while c < cEnd {
-                                                let candidate = candidates[c]
-                                                c += 1
-                                                let length = Int(candidate.length)
-                                                let end = i + length
-                                                guard word & candidate.mask == candidate.prefix, end <= n, cost[end] + 1 < best else { continue }
-                                                let p = Int(candidate.index)
-                                                let from = Int(start[p])
-                                                var k = 8
-                                                while k < length, t[i + k] == bytes[from + k] { k += 1 }
-                                                if k >= length {
-                                                    best = cost[end] + 1
-                                                    pick = Int8(p)
-                                                }
-                                            }
-                                        }
-                                        cost[i] = best
-                                        choice[i] = pick
-                                        i -= 1
-                                    }
-                                    return Int(cost[0])
+                    cost[n] = 0
+                    var i = n - 1
+                    while i >= 0 {
+                        var best = cost[i + 1] + 1
+                        var pick: Int8 = -1
+                        let b = Int(t[i])
+                        var c = Int(firstStart[b])
+                        let cEnd = Int(firstStart[b + 1])
+                        if c < cEnd {
+                            // The text's next 8 bytes (fewer at its end, zero after).
+                            var word: UInt64 = 0
+                            if n - i >= 8 {
+                                word = UInt64(littleEndian: UnsafeRawPointer(t.baseAddress! + i).loadUnaligned(as: UInt64.self))
+                            } else {
+                                for k in 0..<(n - i) { word |= UInt64(t[i + k]) << (8 * k) }
+                            }
+                            while c < cEnd {
+                                let candidate = candidates[c]
+                                c += 1
+                                let length = Int(candidate.length)
+                                let end = i + length
+                                guard word & candidate.mask == candidate.prefix, end <= n, cost[end] + 1 < best else { continue }
+                                let p = Int(candidate.index)
+                                let from = Int(start[p])
+                                var k = 8
+                                while k < length, t[i + k] == bytes[from + k] { k += 1 }
+                                if k >= length {
+                                    best = cost[end] + 1
+                                    pick = Int8(p)
                                 }
                             }
                         }
+                        cost[i] = best
+                        choice[i] = pick
+                        i -= 1
                     }
+                    return Int(cost[0])
                 }
             }
             out.reserveCapacity(out.count + total + 1)
             out.append(marker)
             choice.withUnsafeBufferPointer { choice in
-                table.start.withUnsafeBufferPointer { start in
-                    var i = 0
-                    while i < n {
-                        let p = Int(choice[i])
-                        if p < 0 {
-                            out.append(t[i])
-                            i += 1
-                        } else {
-                            out.append(0x02 + UInt8(p))
-                            i += Int(start[p + 1] - start[p])
-                        }
+                var i = 0
+                while i < n {
+                    let p = Int(choice[i])
+                    if p < 0 {
+                        out.append(t[i])
+                        i += 1
+                    } else {
+                        out.append(0x02 + UInt8(p))
+                        i += Int(start[p + 1] - start[p])
                     }
                 }
             }
