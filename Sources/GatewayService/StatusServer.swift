@@ -269,7 +269,7 @@ struct StatusConnections {
                 clients[answer.fd]!.deadline = MonotonicClock.milliseconds() + StatusServer.writeDeadlineMs
                 writeClient(answer.fd)
             }
-            if fds[0].revents != 0 { acceptAll() }
+            if fds[0].revents != 0 { acceptAll(&chunk, server) }
             for p in fds.dropFirst(2) where p.revents != 0 {
                 guard let c = clients[p.fd] else { continue }
                 switch c.state {
@@ -287,20 +287,27 @@ struct StatusConnections {
         for fd in clients.keys { close(fd) }
     }
 
-    private mutating func acceptAll() {
+    private mutating func acceptAll(_ chunk: inout [UInt8], _ server: StatusServer) {
         while true {
             let client = accept(listener, nil, nil)
             guard client >= 0 else { return }
             UnixSocket.makeNonBlocking(client)
-            if clients.count >= StatusServer.maxConnections {
-                // The oldest client still silent makes room: a flood of idle connections
-                // cannot keep `blegate status` out.
-                let silent = clients.filter { if case .reading = $0.value.state { return true } else { return false } }
-                guard let oldest = silent.min(by: { $0.value.opened < $1.value.opened }) else {
-                    close(client)
-                    continue
+            // The oldest client still silent makes room: a flood of idle connections cannot
+            // keep `blegate status` out. Silent once what it sent is read: a client accepted
+            // earlier in this same burst has had no read yet, and its request line may
+            // already be waiting.
+            while clients.count >= StatusServer.maxConnections {
+                var oldest: (fd: Int32, buffer: [UInt8], opened: Int64)?
+                for (fd, c) in clients {
+                    if case let .reading(buffer) = c.state, c.opened < oldest?.opened ?? .max { oldest = (fd, buffer, c.opened) }
                 }
-                drop(oldest.key)
+                guard let oldest else { break }
+                readClient(oldest.fd, oldest.buffer, &chunk, server)
+                if case .reading = clients[oldest.fd]?.state { drop(oldest.fd) }
+            }
+            if clients.count >= StatusServer.maxConnections {
+                close(client)
+                continue
             }
             let now = MonotonicClock.milliseconds()
             clients[client] = Client(state: .reading([]), deadline: now + StatusServer.readDeadlineMs,
