@@ -26,10 +26,14 @@ public final class DBusConnection: Sendable {
     /// Opens a private connection (never shared with other code in the process) and,
     /// on a bus, registers with Hello. The process is never exited by libdbus when
     /// the bus goes away: `disconnected()` reports it instead.
-    public static func connect(_ bus: DBusBusAddress = .system) async throws(DBusError) -> DBusConnection {
+    ///
+    /// `gatherSignals`: while signals come densely and no reply is awaited, the dispatcher
+    /// lets them gather up to this long per wake-up (see `EventLoop`); each still carries
+    /// the time it was read. Zero reads every signal as it comes.
+    public static func connect(_ bus: DBusBusAddress = .system, gatherSignals: Duration = .zero) async throws(DBusError) -> DBusConnection {
         LibDBus.initialize()
         let (addressString, isBus) = try bus.resolve()
-        let loop = EventLoop()
+        let loop = EventLoop(gather: gatherSignals)
         let router = Router()
         let result: Result<String?, DBusError> = await withCheckedContinuation { cont in
             loop.onMessage = { message, receivedAt in router.route(message, receivedAt: receivedAt, loop: loop) }
@@ -289,6 +293,7 @@ public final class DBusConnection: Sendable {
     /// Installs the handler for incoming method calls. It runs on the dispatcher
     /// thread and must not block: answer inline or hand work to a task.
     public func setMethodCallHandler(_ handler: @escaping @Sendable (DBusMessage) -> Void) {
+        loop.servesMethods.store(true, ordering: .relaxed)
         router.setMethodHandler(handler)
     }
 

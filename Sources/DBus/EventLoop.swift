@@ -16,6 +16,15 @@ import Timing
 /// read timeout. Incoming replies are matched by serial and resumed directly, and
 /// signals are pushed into bounded per-subscriber buffers, so a slow signal consumer
 /// can never hold up a method reply.
+///
+/// Signal gathering (`gather` > 0): when signals come densely (a burst of them begins
+/// within two windows of the previous burst) and nothing of this connection waits on the
+/// bus (no call awaiting its reply, no method calls served, nothing left to write), the
+/// thread lets the next signals queue on the socket until `gather` after the burst began,
+/// then reads them all in one wake-up. BlueZ turns every advertisement heard while
+/// scanning into a signal, dozens a second in a room of straps; woken for each, the
+/// dispatcher's CPU is mostly wake-ups. A call sent meanwhile ends the wait at once (the
+/// eventfd), so replies are never gathered; sparse signals are read as they come.
 final class EventLoop: @unchecked Sendable {
     enum Command {
         case send(OutgoingMessage, pending: PendingCall?)
@@ -53,6 +62,19 @@ final class EventLoop: @unchecked Sendable {
     private var running = true
     private var thread: pthread_t?
 
+    /// See the type's comment; 0 reads every signal at once.
+    private let gatherNanoseconds: UInt64
+    /// When the current burst of incoming messages began (a wait that ended with the
+    /// socket readable), and the burst before it (monotonic ns; 0: none yet).
+    private var burstBegan: UInt64 = 0
+    private var previousBurst: UInt64 = 0
+    /// What the current burst brought: only signals may wait for the next window.
+    private var signalsInBurst = 0
+    private var othersInBurst = 0
+    /// A connection that answers method calls never gathers: a call arriving during the
+    /// wait would wait with the signals.
+    let servesMethods = Atomic<Bool>(false)
+
     /// Called on the loop thread for every incoming message that is not a reply, with
     /// the wall-clock milliseconds when it was read off the socket; the pointer is valid
     /// only during the call.
@@ -64,8 +86,9 @@ final class EventLoop: @unchecked Sendable {
     /// Called once on the loop thread when the bus goes away (or `close` ran).
     var onDisconnect: ((String) -> Void)?
 
-    init() {
+    init(gather: Duration = .zero) {
         wakeFD = clinux_wake_fd()
+        gatherNanoseconds = UInt64(max(0, gather.nanoseconds))
     }
 
     deinit {
@@ -196,12 +219,29 @@ final class EventLoop: @unchecked Sendable {
                 fds.append(pollfd(fd: dbus_watch_get_unix_fd(w), events: events, revents: 0))
                 polled.append(w)
             }
-            let rc = poll(&fds, nfds_t(fds.count), pollTimeoutMillis())
+            let gatherUntil = gatheringDeadline(c)
+            let timeout = gatherUntil == nil ? pollTimeoutMillis() : 0
+            let rc = poll(&fds, nfds_t(fds.count), timeout)
             if rc < 0 && errno != EINTR {
                 disconnectReason = "poll failed (errno \(errno))"
                 break
             }
-            if rc > 0 { readAt = WallClock.milliseconds() }
+            if rc == 0, let gatherUntil {
+                // Everything queued is read: let the next signals gather (a command still
+                // wakes the thread at once).
+                waitForCommand(until: gatherUntil)
+                continue
+            }
+            if rc > 0 {
+                readAt = WallClock.milliseconds()
+                if timeout != 0, fds.dropFirst().contains(where: { $0.revents & Int16(POLLIN) != 0 }) {
+                    // A wait ended with the bus readable: a new burst.
+                    previousBurst = burstBegan
+                    burstBegan = MonotonicClock.nanoseconds()
+                    signalsInBurst = 0
+                    othersInBurst = 0
+                }
+            }
             if fds[0].revents != 0 {
                 var value: UInt64 = 0
                 _ = Glibc.read(wakeFD, &value, 8)
@@ -293,11 +333,40 @@ final class EventLoop: @unchecked Sendable {
                 continue
             }
             if replyOnly { continue }
-            if type == CDBUS_MESSAGE_TYPE_SIGNAL,
-               dbus_message_is_signal(m, "org.freedesktop.DBus.Local", "Disconnected") != 0 {
-                continue  // is_connected turns false; the loop notices it.
+            if type == CDBUS_MESSAGE_TYPE_SIGNAL {
+                if dbus_message_is_signal(m, "org.freedesktop.DBus.Local", "Disconnected") != 0 {
+                    continue  // is_connected turns false; the loop notices it.
+                }
+                signalsInBurst += 1
+            } else {
+                othersInBurst += 1
             }
             onMessage?(m, readAt)
+        }
+    }
+
+    /// Until when (monotonic ns) to let signals gather before reading again, or nil to
+    /// read as usual: the current burst held signals only, came within two windows of
+    /// the previous one, its window is not over, and nothing waits on the bus.
+    private func gatheringDeadline(_ c: OpaquePointer) -> UInt64? {
+        guard gatherNanoseconds > 0, signalsInBurst > 0, othersInBurst == 0, previousBurst != 0, !servesMethods.load(ordering: .relaxed),
+              burstBegan - previousBurst < 2 * gatherNanoseconds, pending.isEmpty else { return nil }
+        let until = burstBegan + gatherNanoseconds
+        guard MonotonicClock.nanoseconds() < until, dbus_connection_has_messages_to_send(c) == 0 else { return nil }
+        return until
+    }
+
+    /// Sleeps until `deadline` (monotonic ns), a command, or libdbus's next timeout.
+    private func waitForCommand(until deadline: UInt64) {
+        let now = MonotonicClock.nanoseconds()
+        guard deadline > now else { return }
+        var timeout = Int32((deadline - now + 999_999) / 1_000_000)
+        let libdbus = pollTimeoutMillis()
+        if libdbus >= 0 { timeout = min(timeout, libdbus) }
+        var wake = pollfd(fd: wakeFD, events: Int16(POLLIN), revents: 0)
+        if poll(&wake, 1, timeout) > 0 {
+            var value: UInt64 = 0
+            _ = Glibc.read(wakeFD, &value, 8)
         }
     }
 

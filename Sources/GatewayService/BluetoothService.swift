@@ -67,7 +67,8 @@ final class BluetoothService: Service, Sendable {
         while !Task.isCancelled {
             let connection: DBusConnection
             do {
-                connection = try await DBusConnection.connect(bus)
+                // Advertisements and StartNotify values gather as AcquireNotify datagrams do.
+                connection = try await DBusConnection.connect(bus, gatherSignals: configuration.notifyGather)
             } catch {
                 errors.add(.dbus, "cannot reach the \(bus)", detail: "\(error)")
                 logger.error("cannot reach the D-Bus bus; retrying", metadata: ["bus": "\(bus)", "error": "\(error)", "retry_in": "\(delay)"])

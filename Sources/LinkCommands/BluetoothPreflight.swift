@@ -7,10 +7,11 @@ import HCI
 enum BluetoothPreflight {
     static func address(_ bus: String) -> DBusBusAddress { bus == "system" ? .system : .address(bus) }
 
-    static func connect(_ bus: String) async throws -> DBusConnection {
+    /// `gatherSignals`: see `DBusConnection.connect(_:gatherSignals:)`.
+    static func connect(_ bus: String, gatherSignals: Duration = .zero) async throws -> DBusConnection {
         let address = address(bus)
         do {
-            return try await DBusConnection.connect(address)
+            return try await DBusConnection.connect(address, gatherSignals: gatherSignals)
         } catch {
             throw ScanFailure(exit: .busUnreachable, message: "cannot reach the \(address): \(error)")
         }

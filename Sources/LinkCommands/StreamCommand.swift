@@ -83,7 +83,8 @@ public struct StreamCommand: LinkCommand {
     }
 
     private func stream() async throws {
-        let connection = try await BluetoothPreflight.connect(bus)
+        // StartNotify values and advertisements come as signals: they gather as datagrams do.
+        let connection = try await BluetoothPreflight.connect(bus, gatherSignals: .microseconds(Int64(gatherMilliseconds * 1000)))
         do {
             let mirror = BlueZMirror(connection: connection)
             defer { mirror.stop() }

@@ -9,10 +9,11 @@ struct TestBus {
     let server: DBusConnection
     let client: DBusConnection
 
-    static func start() async throws -> TestBus {
+    /// `gatherSignals`: the client connection's signal gathering window.
+    static func start(gatherSignals: Duration = .zero) async throws -> TestBus {
         let bus = try PrivateBus.start()
         let server = try await DBusConnection.connect(bus.busAddress)
-        let client = try await DBusConnection.connect(bus.busAddress)
+        let client = try await DBusConnection.connect(bus.busAddress, gatherSignals: gatherSignals)
         return TestBus(bus: bus, server: server, client: client)
     }
 

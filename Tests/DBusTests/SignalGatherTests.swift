@@ -1,0 +1,97 @@
+// SPDX-License-Identifier: MIT
+import BlegateTestSupport
+import DBus
+import Synchronization
+import Testing
+import Timing
+
+/// A connection that gathers signals reads dense ones in few wake-ups, loses none, and
+/// never holds a reply or a served call for its window.
+@Suite("Signal gathering")
+struct SignalGatherTests {
+    static func rule(_ t: TestBus) -> DBusMatchRule {
+        DBusMatchRule(sender: t.server.uniqueName, interface: "org.blegate.Test1", member: "Beat", path: "/test")
+    }
+
+    /// Emits `count` Beat signals numbered from 0, `every` apart.
+    static func emitBeats(_ t: TestBus, count: Int, every: Duration) async throws {
+        for i in 0..<count {
+            try t.server.emit(path: "/test", interface: "org.blegate.Test1", member: "Beat", [.uint32(UInt32(i))])
+            try await Task.sleep(for: every)
+        }
+    }
+
+    @Test("dense signals are read a window at a time, every one of them, in order")
+    func denseSignalsGather() async throws {
+        let window = 1.0
+        let t = try await TestBus.start(gatherSignals: .seconds(window))
+        defer { t.stop() }
+        let seen = Mutex<[(n: UInt32, readAt: Int64)]>([])
+        let sub = try await t.client.subscribeRaw(matching: Self.rule(t)) { view in
+            guard case .uint32(let n)? = view.decoded().body.first else { return }
+            seen.withLock { $0.append((n, view.receivedAt)) }
+        }
+        defer { t.client.unsubscribe(sub) }
+        let count = 200
+        let began = MonotonicClock.seconds()
+        try await Self.emitBeats(t, count: count, every: .milliseconds(10))
+        let emitting = MonotonicClock.seconds() - began
+        try await eventually("all \(count) beats read", seconds: 30) { seen.withLock { $0.count } >= count }
+        let all = seen.withLock { $0 }
+        #expect(all.map(\.n) == (0..<UInt32(count)).map { $0 }, "every beat, in order")
+        // Read one by one, 200 beats 10 ms apart take about 200 reads; gathered, about one
+        // read per window over the time they took to send (a loaded machine stretches it).
+        let reads = Set(all.map(\.readAt)).count
+        #expect(reads <= Int(emitting / window) + 10, "\(reads) distinct read times for \(count) beats sent over \(emitting) s")
+    }
+
+    @Test("a reply is read at once while signals gather")
+    func repliesAreNotGathered() async throws {
+        let t = try await TestBus.start(gatherSignals: .seconds(5))
+        defer { t.stop() }
+        let server = DBusObjectServer(connection: t.server)
+        try server.add("/test", [DBusInterface("org.blegate.Test1", methods: [
+            DBusMethod("Ping", out: [DBusArgument("n", "u")]) { _ in [.uint32(7)] },
+        ])])
+        let beats = Atomic<Int>(0)
+        let sub = try await t.client.subscribeRaw(matching: Self.rule(t)) { _ in beats.add(1, ordering: .relaxed) }
+        defer { t.client.unsubscribe(sub) }
+        let emitter = Task { try await Self.emitBeats(t, count: 400, every: .milliseconds(20)) }
+        defer { emitter.cancel() }
+        // Dense traffic under way: the client is gathering.
+        try await eventually("beats arriving", seconds: 30) { beats.load(ordering: .relaxed) >= 20 }
+        for _ in 0..<3 {
+            let began = MonotonicClock.seconds()
+            let answer = try await t.client.call(destination: t.server.uniqueName, path: "/test", interface: "org.blegate.Test1",
+                                                 member: "Ping", timeout: .seconds(30))
+            let took = MonotonicClock.seconds() - began
+            #expect(answer == [.uint32(7)])
+            // A reply held for the window would take up to 5 s.
+            #expect(took < 2.5, "the reply took \(took) s")
+        }
+    }
+
+    @Test("a connection that serves method calls never gathers")
+    func servedCallsAreNotGathered() async throws {
+        let t = try await TestBus.start(gatherSignals: .seconds(5))
+        defer { t.stop() }
+        let server = DBusObjectServer(connection: t.client)
+        try server.add("/served", [DBusInterface("org.blegate.Test1", methods: [
+            DBusMethod("Ping", out: [DBusArgument("n", "u")]) { _ in [.uint32(9)] },
+        ])])
+        let beats = Atomic<Int>(0)
+        let sub = try await t.client.subscribeRaw(matching: Self.rule(t)) { _ in beats.add(1, ordering: .relaxed) }
+        defer { t.client.unsubscribe(sub) }
+        let emitter = Task { try await Self.emitBeats(t, count: 400, every: .milliseconds(20)) }
+        defer { emitter.cancel() }
+        try await eventually("beats arriving", seconds: 30) { beats.load(ordering: .relaxed) >= 20 }
+        for _ in 0..<3 {
+            let began = MonotonicClock.seconds()
+            let answer = try await t.server.call(destination: t.client.uniqueName, path: "/served", interface: "org.blegate.Test1",
+                                                 member: "Ping", timeout: .seconds(30))
+            let took = MonotonicClock.seconds() - began
+            #expect(answer == [.uint32(9)])
+            #expect(took < 2.5, "the served call took \(took) s")
+        }
+    }
+}
