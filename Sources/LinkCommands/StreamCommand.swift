@@ -31,7 +31,7 @@ public struct StreamCommand: LinkCommand {
         .value("bus", "BUS", help: "Bus: system (honours DBUS_SYSTEM_BUS_ADDRESS) or a D-Bus address (default: system)."),
         .value("max-links", "N", help: "Most links per adapter; the real limit is learned below it; default: 32."),
         .value("max-per-adapter", "N", help: "Same as --max-links."),
-        .value("gather-ms", "MS", help: "AcquireNotify: when notifications come densely, let them gather up to this many ms per wake-up (less CPU, at most this much delay; each record keeps its arrival time); 0 hands each over at once; default: 500."),
+        .value("gather-ms", "MS", help: "When notifications (AcquireNotify datagrams, StartNotify and advertisement signals) come densely, let them gather up to this many ms per wake-up (less CPU, at most this much delay; a datagram's record keeps its arrival time, a signal's gets the time it was read); 0 hands each over at once; default: 500."),
     ]
 
     let devices: [String]
