@@ -42,6 +42,9 @@ final class EventLoop: @unchecked Sendable {
     private struct Inbox {
         var commands: [Command] = []
         var wakeRequested = false
+        /// Why the loop ended, once it has: a command submitted after that is answered at
+        /// once, or a call racing the end would wait for a reply forever.
+        var ended: String?
     }
 
     private struct TimeoutEntry {
@@ -98,11 +101,16 @@ final class EventLoop: @unchecked Sendable {
     // MARK: Any thread
 
     func submit(_ command: Command) {
-        let needWake = inbox.withLock { box -> Bool in
+        let (needWake, ended) = inbox.withLock { box -> (Bool, String?) in
+            if let reason = box.ended { return (false, reason) }
             box.commands.append(command)
-            if box.wakeRequested { return false }
+            if box.wakeRequested { return (false, nil) }
             box.wakeRequested = true
-            return true
+            return (true, nil)
+        }
+        if let ended {
+            Self.answerAfterEnd(command, reason: ended)
+            return
         }
         if needWake {
             var one: UInt64 = 1
@@ -271,17 +279,22 @@ final class EventLoop: @unchecked Sendable {
         onDisconnect?(reason)
         onDisconnect = nil
         onMessage = nil
-        // Commands that raced with the shutdown still get their answer.
+        // Commands that raced with the shutdown still get their answer, and so does every
+        // command submitted from now on.
         let late = inbox.withLock { box -> [Command] in
+            box.ended = reason
             defer { box.commands = [] }
             return box.commands
         }
-        for command in late {
-            switch command {
-            case .send(_, let pendingCall?): pendingCall.complete(.failure(DBusError.disconnected(reason)))
-            case .flush(let done): done()
-            default: break
-            }
+        for command in late { Self.answerAfterEnd(command, reason: reason) }
+    }
+
+    /// A call fails as disconnected and a flush returns: nothing will be written.
+    private static func answerAfterEnd(_ command: Command, reason: String) {
+        switch command {
+        case .send(_, let pendingCall?): pendingCall.complete(.failure(DBusError.disconnected(reason)))
+        case .flush(let done): done()
+        default: break
         }
     }
 
