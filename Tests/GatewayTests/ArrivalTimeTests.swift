@@ -58,7 +58,11 @@ struct ArrivalTimeTests {
             // the millisecond; a loaded machine may preempt the simulator in between.
             #expect(median <= 2, "median |record − sent| \(median) ms; all: \(sorted)")
             #expect(p95 <= 5, "95th percentile |record − sent| \(p95) ms; all: \(sorted)")
-            #expect(worst <= 50, "worst |record − sent| \(worst) ms; all: \(sorted)")
+            // A record stamped at hand-over would be hundreds of ms off; one stall of the
+            // in-process simulator between its send and its clock read (CI runs suites in
+            // parallel on two cores) can put one notification seconds off on its own.
+            let late = sorted.filter { $0 > 50 }
+            #expect(late.count <= max(1, sorted.count / 100), "\(late.count) of \(sorted.count) over 50 ms (worst \(worst) ms); all: \(sorted)")
         }
     }
 
