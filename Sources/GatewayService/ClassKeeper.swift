@@ -58,13 +58,27 @@ final class ClassKeeper: Sendable {
 
     /// A record reached the cache: a heart rate heard outside a class opens or extends
     /// the member's open-gym session.
-    func heard(_ record: WearMetrics) {
-        guard WorkoutBuilder.heardHeartRate(record) != nil else { return }
-        let ms = record.timestamp.millisecondsSince1970
+    func heard(_ record: WearMetrics) { heard(CollectionOfOne(record)) }
+
+    /// Records of one reader round, under one lock.
+    ///
+    /// The book is saved (`saveIfChanged`) when a session opens or begins earlier, and when
+    /// its last record moves into another minute, not on every record: a strap heard every
+    /// second would otherwise rewrite the book, and sync the cache's file, every few
+    /// seconds for nothing a restart needs. What a crash leaves out of the saved `lastMs`
+    /// (at most a minute and the save's period) `restore` takes back from the cached
+    /// records.
+    func heard<S: Sequence>(_ records: S) where S.Element == WearMetrics {
         let changed = book.withLock { b in
-            let before = b.openGym[record.deviceID]
-            b.heard(device: record.deviceID, at: ms)
-            return b.openGym[record.deviceID] != before
+            var changed = false
+            for record in records {
+                guard WorkoutBuilder.heardHeartRate(record) != nil else { continue }
+                let before = b.openGym[record.deviceID]
+                b.heard(device: record.deviceID, at: record.timestamp.millisecondsSince1970)
+                guard !changed, let after = b.openGym[record.deviceID] else { continue }
+                changed = before.map { $0.firstMs != after.firstMs || $0.lastMs / 60_000 != after.lastMs / 60_000 } ?? true
+            }
+            return changed
         }
         if changed { dirty.store(true, ordering: .relaxed) }
     }
@@ -182,7 +196,9 @@ final class ClassKeeper: Sendable {
 
     // MARK: Persistence
 
-    /// Loads the saved book; the runtime calls it before any service starts.
+    /// Loads the saved book; the runtime calls it before any service starts. An open-gym
+    /// session's end is saved to the minute (see `heard`): the cache's newest record of
+    /// each open session's strap brings it up to date.
     func restore() async {
         if let text = try? await cache.loadMetaText(key: Self.bookKey) {
             do {
@@ -199,6 +215,20 @@ final class ClassKeeper: Sendable {
             } catch {
                 logger.error("the saved class state is unreadable; starting without a class", metadata: ["error": "\(error)"])
             }
+        }
+        let open = book.withLock { $0.openGym }
+        guard let since = open.values.map(\.lastMs).min() else { return }
+        do {
+            let cached = try await cache.records(devices: open.keys.sorted(), from: since, to: settings.now())
+            book.withLock { b in
+                for (device, records) in cached {
+                    guard let last = records.last(where: { WorkoutBuilder.heardHeartRate($0.record) != nil }) else { continue }
+                    b.heard(device: device, at: last.record.timestamp.millisecondsSince1970)
+                }
+            }
+        } catch {
+            logger.warning("cannot read the newest records of open-gym sessions; they may end up to a minute early",
+                           metadata: ["error": "\(error)"])
         }
     }
 
