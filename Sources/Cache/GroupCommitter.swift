@@ -25,7 +25,10 @@ final class GroupCommitter: @unchecked Sendable {
     private var buffer: [Pending] = []
     /// Records of the commit under way (taken out of `buffer`, not yet on disk).
     private var inFlight = 0
+    /// When the earliest of the buffered records arrived (monotonic ns), and its
+    /// timestamp (Unix ms): the commit is due `interval` after it.
     private var firstBufferedAt: UInt64 = 0
+    private var oldestBufferedTimestamp: Int64 = .max
     private var nextSequence: Int64
     private var committedThrough: Int64
     private var members: [String: String]
@@ -137,47 +140,58 @@ final class GroupCommitter: @unchecked Sendable {
         condition.lock()
         defer { condition.unlock() }
         let wasEmpty = buffer.isEmpty
+        var oldest = Int64.max
         for r in records {
             buffer.append(Pending(sequence: nextSequence, clientID: members[r.deviceID], record: r))
             nextSequence += 1
+            oldest = min(oldest, r.timestamp.millisecondsSince1970)
         }
-        boundBuffer()
-        if wasEmpty, let first = buffer.first {
-            firstBufferedAt = arrival(of: first.record)
-            recordsWaitFromNow()
-            condition.signal()
-        } else if buffer.count >= maxRecords {
-            condition.signal()
-        }
+        if oldest != .max { buffered(oldestTimestamp: oldest, wasEmpty: wasEmpty) }
         return nextSequence - 1
     }
 
     func append(_ record: WearMetrics) -> Int64 {
         condition.lock()
         defer { condition.unlock() }
+        let wasEmpty = buffer.isEmpty
         buffer.append(Pending(sequence: nextSequence, clientID: members[record.deviceID], record: record))
         nextSequence += 1
-        boundBuffer()
-        if buffer.count == 1 {
-            firstBufferedAt = arrival(of: record)
-            recordsWaitFromNow()
-            condition.signal()
-        } else if buffer.count >= maxRecords {
-            condition.signal()
-        }
+        buffered(oldestTimestamp: record.timestamp.millisecondsSince1970, wasEmpty: wasEmpty)
         return nextSequence - 1
     }
 
-    /// When the first record of a commit arrived, on the monotonic clock: the record's
-    /// timestamp is when its notification arrived, and a reader that gathers notifications
-    /// hands it over up to a few hundred milliseconds later. Counting the interval from
-    /// the arrival keeps notification → committed within the interval plus one transaction.
-    /// The age comes from the wall clock, so only an age within the interval is believed:
-    /// an older record (a backfill, a test's fixed time) or a clock step counts from now,
-    /// as every record did before gathering, and commits are never hurried by a bad clock.
-    private func arrival(of record: WearMetrics) -> UInt64 {
+    /// After an append (lock held): the commit is due `interval` after the earliest
+    /// arrival among the buffered records, and the writer hears of a new deadline or of a
+    /// full batch. The earliest, not the first appended: readers that gather notifications
+    /// hand over a round's records in socket order, and a later round may bring a record
+    /// older than those buffered; counting from the first appended would let that one wait
+    /// up to a window longer than the interval. Comparing timestamps needs no clock read,
+    /// so an append that does not move the deadline costs nothing more.
+    private func buffered(oldestTimestamp: Int64, wasEmpty: Bool) {
+        boundBuffer()
+        if wasEmpty || oldestTimestamp < oldestBufferedTimestamp {
+            oldestBufferedTimestamp = oldestTimestamp
+            let arrived = arrival(timestampMilliseconds: oldestTimestamp)
+            if wasEmpty || arrived < firstBufferedAt {
+                firstBufferedAt = arrived
+                if wasEmpty { recordsWaitFromNow() }
+                condition.signal()
+                return
+            }
+        }
+        if buffer.count >= maxRecords { condition.signal() }
+    }
+
+    /// When a record arrived, on the monotonic clock: the record's timestamp is when its
+    /// notification arrived, and a reader that gathers notifications hands it over up to a
+    /// few hundred milliseconds later. Counting the interval from the arrival keeps
+    /// notification → committed within the interval plus one transaction. The age comes
+    /// from the wall clock, so only an age within the interval is believed: an older record
+    /// (a backfill, a test's fixed time) or a clock step counts from now, as a record
+    /// handed over at once would, and commits are never hurried by a bad clock.
+    private func arrival(timestampMilliseconds: Int64) -> UInt64 {
         let now = MonotonicClock.nanoseconds()
-        let age = WallClock.milliseconds() - record.timestamp.millisecondsSince1970
+        let age = WallClock.milliseconds() - timestampMilliseconds
         guard age > 0, UInt64(age) * 1_000_000 < intervalNanoseconds, UInt64(age) * 1_000_000 <= now else { return now }
         return now - UInt64(age) * 1_000_000
     }
@@ -362,7 +376,10 @@ final class GroupCommitter: @unchecked Sendable {
                 buffer = batch + buffer
                 inFlight = 0
                 boundBuffer()
-                if buffer.count == batch.count { firstBufferedAt = MonotonicClock.nanoseconds() }
+                if buffer.count == batch.count {
+                    firstBufferedAt = MonotonicClock.nanoseconds()
+                    oldestBufferedTimestamp = .min
+                }
                 recordsWaitFromNow()
                 lastError = failure
                 if health.failingSince == nil { health.failingSince = .now }

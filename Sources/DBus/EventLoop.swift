@@ -65,8 +65,8 @@ final class EventLoop: @unchecked Sendable {
     private var running = true
     private var thread: pthread_t?
 
-    /// See the type's comment; 0 reads every signal at once.
-    private let gatherNanoseconds: UInt64
+    /// See the type's comment; 0 reads every signal at once. Any thread may change it.
+    let gatherNanoseconds: Atomic<UInt64>
     /// When the current burst of incoming messages began (a wait that ended with the
     /// socket readable), and the burst before it (monotonic ns; 0: none yet).
     private var burstBegan: UInt64 = 0
@@ -91,7 +91,7 @@ final class EventLoop: @unchecked Sendable {
 
     init(gather: Duration = .zero) {
         wakeFD = clinux_wake_fd()
-        gatherNanoseconds = UInt64(max(0, gather.nanoseconds))
+        gatherNanoseconds = Atomic(UInt64(max(0, gather.nanoseconds)))
     }
 
     deinit {
@@ -362,6 +362,7 @@ final class EventLoop: @unchecked Sendable {
     /// read as usual: the current burst held signals only, came within two windows of
     /// the previous one, its window is not over, and nothing waits on the bus.
     private func gatheringDeadline(_ c: OpaquePointer) -> UInt64? {
+        let gatherNanoseconds = self.gatherNanoseconds.load(ordering: .relaxed)
         guard gatherNanoseconds > 0, signalsInBurst > 0, othersInBurst == 0, previousBurst != 0, !servesMethods.load(ordering: .relaxed),
               burstBegan - previousBurst < 2 * gatherNanoseconds, pending.isEmpty else { return nil }
         let until = burstBegan + gatherNanoseconds

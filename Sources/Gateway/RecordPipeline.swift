@@ -56,6 +56,8 @@ final class RecordPipeline: Sendable {
         var hrv: HRVEngine
         var normalizer = WearMetricsNormalizer()
         var devices: [String: Device] = [:]
+        /// Records of the reader round under way, handed over together when it ends.
+        var held: [SinkRecord] = []
     }
 
     let sink: any RecordSink
@@ -81,7 +83,10 @@ final class RecordPipeline: Sendable {
     /// bus); the record carries it, so a record handed over late (the reader gathers
     /// datagrams while traffic is dense; a busy bus queues signals) still has its own
     /// time. Without it, the time of the call.
-    func heartRate(deviceID: String, bytes: UnsafeRawBufferPointer, arrival: UTCTimestamp? = nil) {
+    ///
+    /// `hold`: the caller is the AcquireNotify reader, which calls `releaseHeld()` when its
+    /// round ends; the records wait for that and go to the sink with the rest of the round.
+    func heartRate(deviceID: String, bytes: UnsafeRawBufferPointer, arrival: UTCTimestamp? = nil, hold: Bool = false) {
         let now = MonotonicClock.seconds()
         let limits = self.limits
         if bytes.count > limits.maxValueBytes {
@@ -115,13 +120,32 @@ final class RecordPipeline: Sendable {
                 device.counters.lastLinkedAt = now
                 return WearMetricsNormalizer.record(heartRate: measurement, deviceID: deviceID, at: time, deviceMeta: device.meta)
             }
-            sink.receive(record, kind: .heartRate)
+            hand(record, .heartRate, hold: hold, &s)
             if let rr = record.rrIntervals, !rr.isEmpty,
                let report = s.hrv.ingest(deviceID: deviceID, rrMilliseconds: rr, receivedAt: time.secondsSince1970),
                let hrv = s.normalizer.record(hrv: report) {
                 s.devices[deviceID]?.counters.hrvReports += 1
-                sink.receive(hrv, kind: .hrv)
+                hand(hrv, .hrv, hold: hold, &s)
             }
+        }
+    }
+
+    private func hand(_ record: WearMetrics, _ kind: RecordKind, hold: Bool, _ s: inout State) {
+        if hold {
+            s.held.append(SinkRecord(record, kind: kind))
+        } else {
+            sink.receive(record, kind: kind)
+        }
+    }
+
+    /// Hands the records held in the reader's round to the sink, in one call. The reader
+    /// calls it as each round ends (before it lets the next datagrams gather), so a held
+    /// record waits only for the rest of its round.
+    func releaseHeld() {
+        state.withLock { s in
+            guard !s.held.isEmpty else { return }
+            sink.receive(s.held)
+            s.held.removeAll(keepingCapacity: true)
         }
     }
 

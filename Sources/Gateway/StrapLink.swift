@@ -377,7 +377,7 @@ final class StrapLink: Sendable {
         // Stamped with the kernel's arrival time: the reader may hand a datagram over up
         // to its gathering window later.
         guard let registration = context.reader.add(fd, onArrival: { bytes, arrival in
-            pipeline.heartRate(deviceID: id, bytes: bytes, arrival: UTCTimestamp(millisecondsSince1970: arrival / 1_000_000))
+            pipeline.heartRate(deviceID: id, bytes: bytes, arrival: UTCTimestamp(millisecondsSince1970: arrival / 1_000_000), hold: true)
         }, onHangup: {
             signals.post(.hangup(characteristic: path))
         }) else { throw LinkLost(reason: "notify reader stopped") }

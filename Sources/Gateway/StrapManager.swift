@@ -37,13 +37,14 @@ public final class StrapManager: Sendable {
         self.connection = connection
         let mirror = BlueZMirror(connection: connection)
         self.mirror = mirror
-        let reader = try NotifySocketReader(gather: configuration.notifyGather)
         let emitter = EventFanOut()
         // Every link event (a link found, connecting, lost, a refusal, a probe) is a
         // change the housekeeping may have to act on or log.
         let doorbell = Doorbell()
         let emit: @Sendable (LinkEvent) -> Void = { emitter.emit($0); doorbell.ring() }
         let pipeline = RecordPipeline(sink: sink, hrv: configuration.hrv, limits: configuration.notificationLimits, emit: emit)
+        // A round's records reach the sink together (see `RecordSink.receive(_:)`).
+        let reader = try NotifySocketReader(gather: configuration.notifyGather, onRoundEnd: { pipeline.releaseHeld() })
         self.fanOut = emitter
         self.doorbell = doorbell
         let scheduler = LinkScheduler(mirror: mirror, configuration: configuration, emit: emit)
@@ -61,6 +62,13 @@ public final class StrapManager: Sendable {
 
     /// Every link event from now on.
     public func events() -> AsyncStream<LinkEvent> { fanOut.stream() }
+
+    /// Sets how long notifications may gather once they come densely, for the AcquireNotify
+    /// reader and the connection's signals alike (`LinkConfiguration.notifyGather` at start).
+    public func setGather(_ gather: Duration) {
+        context.reader.setGather(gather)
+        connection.setSignalGather(gather)
+    }
 
     /// The watchdog's probe of the AcquireNotify reader thread (`NotifySocketReader.stall`).
     public func notifyReaderStall(within: Duration) -> String? { context.reader.stall(within: within) }

@@ -25,6 +25,8 @@ final class BluetoothService: Service, Sendable {
     /// The bus connection in use, for the watchdog's probe.
     private let connection = Mutex<DBusConnection?>(nil)
     private let lastLinks = Mutex<[LinkStatus]>([])
+    /// The notification window in force (`setGather`), kept for the managers to come.
+    private let gather: Mutex<Duration>
 
     init(bus: DBusBusAddress, configuration: LinkConfiguration, sink: any RecordSink, cache: RecordCache,
          errors: ErrorLog, facts: DeviceFacts, logger: Logger) {
@@ -35,7 +37,20 @@ final class BluetoothService: Service, Sendable {
         self.errors = errors
         self.facts = facts
         self.logger = logger
+        self.gather = Mutex(configuration.notifyGather)
     }
+
+    /// How long notifications may gather once they come densely: short while the wall
+    /// has a screen to keep live, longer while nobody watches (`GatewayRuntime`).
+    func setGather(_ window: Duration) {
+        let m = gather.withLock { g -> StrapManager? in
+            g = window
+            return manager.withLock { $0 }
+        }
+        m?.setGather(window)
+    }
+
+    var notifyGather: Duration { gather.withLock { $0 } }
 
     private let recoveries = Mutex<[String: Int]>([:])
 
@@ -68,7 +83,7 @@ final class BluetoothService: Service, Sendable {
             let connection: DBusConnection
             do {
                 // Advertisements and StartNotify values gather as AcquireNotify datagrams do.
-                connection = try await DBusConnection.connect(bus, gatherSignals: configuration.notifyGather)
+                connection = try await DBusConnection.connect(bus, gatherSignals: notifyGather)
             } catch {
                 errors.add(.dbus, "cannot reach the \(bus)", detail: "\(error)")
                 logger.error("cannot reach the D-Bus bus; retrying", metadata: ["bus": "\(bus)", "error": "\(error)", "retry_in": "\(delay)"])
@@ -77,8 +92,14 @@ final class BluetoothService: Service, Sendable {
             }
             self.connection.withLock { $0 = connection }
             do {
+                var configuration = self.configuration
+                configuration.notifyGather = notifyGather
                 let m = try StrapManager(connection: connection, configuration: configuration, sink: sink)
-                manager.withLock { $0 = m }
+                gather.withLock { g in
+                    // A change between reading the window and publishing the manager.
+                    if g != configuration.notifyGather { m.setGather(g) }
+                    manager.withLock { $0 = m }
+                }
                 let events = m.events()
                 let reporter = Task { for await e in events { self.report(e) } }
                 do {

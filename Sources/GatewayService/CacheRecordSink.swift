@@ -26,7 +26,22 @@ public final class CacheRecordSink: RecordSink {
     }
 
     public func receive(_ record: WearMetrics, kind: RecordKind) {
-        let sequence = cache.append(record)
+        appended(record, kind: kind, sequence: cache.append(record))
+    }
+
+    /// One append for the round: the writer's lock is taken, and its thread woken, once.
+    public func receive(_ batch: [SinkRecord]) {
+        guard !batch.isEmpty else { return }
+        // One append gives the round contiguous sequences ending at `last`.
+        let last = cache.append(batch.map(\.record))
+        var sequence = last - Int64(batch.count)
+        for r in batch {
+            sequence += 1
+            appended(r.record, kind: r.kind, sequence: sequence)
+        }
+    }
+
+    private func appended(_ record: WearMetrics, kind: RecordKind, sequence: Int64) {
         observer?(record, kind, sequence)
         profileMetrics.appended(record, sequence: sequence)
         if kind == .device { facts.absorb(record) }

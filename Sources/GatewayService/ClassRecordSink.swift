@@ -17,4 +17,9 @@ final class ClassRecordSink: RecordSink {
         next.receive(record, kind: kind)
         if kind == .heartRate { classes.heard(record) }
     }
+
+    func receive(_ batch: [SinkRecord]) {
+        next.receive(batch)
+        classes.heard(batch.lazy.filter { $0.kind == .heartRate }.map(\.record))
+    }
 }

@@ -152,8 +152,12 @@ public final class GatewayRuntime: Sendable {
             errors.add(.storage, "cannot save learned link limits", detail: message)
             limitsLogger.warning("\(message)")
         }
-        bluetooth = BluetoothService(bus: bus, configuration: links, sink: sink, cache: cache,
-                                     errors: errors, facts: facts, logger: btLogger)
+        let bluetooth = BluetoothService(bus: bus, configuration: links, sink: sink, cache: cache,
+                                         errors: errors, facts: facts, logger: btLogger)
+        self.bluetooth = bluetooth
+        wall?.service.broadcaster.onWatchedChange { watched in
+            bluetooth.setGather(watched ? LinkConfiguration.watchedNotifyGather : LinkConfiguration.unwatchedNotifyGather)
+        }
 
         let socketPath = c.status.socket
         let dir = FilePaths.parent(socketPath)
@@ -311,6 +315,7 @@ public final class GatewayRuntime: Sendable {
         report.devices = bluetooth.links.map { StatusReport.device($0, registry: registry[$0.address]) }
         report.adapterRecoveries = bluetooth.adapterRecoveries
         report.adapters = bluetooth.adapterLinks.map(StatusReport.adapter)
+        report.notifyWindowMilliseconds = Int(bluetooth.notifyGather.nanoseconds / 1_000_000)
         report.currentClass = classes.current.map(ClassReport.init)
         let syncStatus = await sync?.status
         report.sync = syncStatus.map(StatusReport.sync)

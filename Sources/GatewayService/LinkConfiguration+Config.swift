@@ -24,10 +24,17 @@ extension LinkConfiguration {
         hrv = HRVEngineConfiguration(rmssdWindow: windows.min() ?? 60, sdnnWindow: windows.max() ?? 300)
         jitterSeed = UInt64(truncatingIfNeeded: getpid())
         // Straps notify independently: without gathering, each notification costs a
-        // wake-up, nearly all of its CPU (NotifySocketReader). Records reach the cache's
-        // buffer and the wall (which redraws every 250 ms) at most 200 ms later for it.
-        notifyGather = .milliseconds(200)
+        // wake-up, nearly all of its CPU (NotifySocketReader). The runtime narrows the
+        // window while a wall screen watches (`watchedNotifyGather`).
+        notifyGather = Self.unwatchedNotifyGather
         steadyScan = ScanCycle(burst: c.bluetooth.scanBurst.seconds, period: c.bluetooth.scanEvery.seconds)
         adapterReset = AdapterResetter.make(allowed: c.bluetooth.adapterReset).reset
     }
+
+    /// While no wall screen watches: records still reach the cache's buffer well within
+    /// its commit interval (1 s, counted from each notification's arrival), so
+    /// notification → committed is the same, for two reader wake-ups a second instead of five.
+    public static let unwatchedNotifyGather = Duration.milliseconds(500)
+    /// While a screen keeps the wall live (it redraws every 250 ms).
+    public static let watchedNotifyGather = Duration.milliseconds(200)
 }

@@ -19,6 +19,9 @@ public struct StatusReport: Sendable, Codable, Equatable {
     public var adapterRecoveries: [String: Int]?
     /// Links per adapter (live only).
     public var adapters: [AdapterStatus]?
+    /// How long notifications may gather once they come densely, in ms (live only): 200
+    /// while a wall screen watches, 500 while none does.
+    public var notifyWindowMilliseconds: Int?
     public var outbox: OutboxStatus
     /// nil when no backend is configured (cache only).
     public var sync: SyncState?

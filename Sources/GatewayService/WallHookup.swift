@@ -26,6 +26,11 @@ final class WallRecordSink: RecordSink {
         next.receive(record, kind: kind)
         board.ingest(record, isDeviceRecord: kind != .heartRate)
     }
+
+    func receive(_ batch: [SinkRecord]) {
+        next.receive(batch)
+        for r in batch { board.ingest(r.record, isDeviceRecord: r.kind != .heartRate) }
+    }
 }
 
 /// The wall's part of `blegate run`: its board, its server, and a task that tells it the

@@ -46,9 +46,11 @@ public final class NotifySocketReader: Sendable {
     }
 
     /// The longest a datagram waits for the reader once traffic is dense (see `init`).
-    public let gather: Duration
-    private let gatherNanoseconds: Int64
+    /// The window now in force (see `init`; `setGather` changes it).
+    public var gather: Duration { .nanoseconds(gatherNanoseconds.load(ordering: .relaxed)) }
+    private let gatherNanoseconds: Atomic<Int64>
 
+    private let onRoundEnd: (@Sendable () -> Void)?
     private let epollFD: Int32
     private let wakeFD: Int32
     private let shared = Mutex(Shared())
@@ -75,9 +77,13 @@ public final class NotifySocketReader: Sendable {
     /// buffer drops notifications on the sending side). Zero serves every datagram at once.
     public static let burstDatagrams = 32
 
-    public init(gather: Duration = .milliseconds(200)) throws(DBusError) {
-        self.gather = gather
-        gatherNanoseconds = max(0, gather.nanoseconds)
+    ///
+    /// `onRoundEnd` runs on the reader thread after each round that delivered datagrams,
+    /// before the reader lets the next ones gather: handlers can hold what a round made
+    /// and hand it on at once.
+    public init(gather: Duration = .milliseconds(200), onRoundEnd: (@Sendable () -> Void)? = nil) throws(DBusError) {
+        self.onRoundEnd = onRoundEnd
+        gatherNanoseconds = Atomic(max(0, gather.nanoseconds))
         let ep = clinux_epoll_create()
         guard ep >= 0 else { throw DBusError(.failed, "epoll_create1 failed (errno \(errno))") }
         let wake = clinux_wake_fd()
@@ -96,6 +102,13 @@ public final class NotifySocketReader: Sendable {
         }
     }
 
+    /// Changes the gathering window from the next round on (a pause under way ends as
+    /// planned): `blegate run` narrows it while a wall screen watches and widens it when
+    /// none does.
+    public func setGather(_ gather: Duration) {
+        gatherNanoseconds.store(max(0, gather.nanoseconds), ordering: .relaxed)
+    }
+
     /// Datagrams delivered so far (all sockets).
     public var datagramCount: Int { datagrams.load(ordering: .relaxed) }
 
@@ -108,7 +121,7 @@ public final class NotifySocketReader: Sendable {
         if began == Self.ended { return "the reader thread ended (epoll failed)" }
         guard began != 0 else { return nil }
         let lasted = Self.monotonicNanoseconds() - began
-        let limit = gatherNanoseconds + 2_000_000_000 + within.nanoseconds
+        let limit = gatherNanoseconds.load(ordering: .relaxed) + 2_000_000_000 + within.nanoseconds
         return lasted > limit ? "a round of reading under way for \(Duration.nanoseconds(lasted).readable)" : nil
     }
 
@@ -245,6 +258,8 @@ public final class NotifySocketReader: Sendable {
         let lengths = UnsafeMutablePointer<Int32>.allocate(capacity: Self.batch)
         let arrivals = UnsafeMutablePointer<Int64>.allocate(capacity: Self.batch)
         defer {
+            // A round cut short by the stop still hands over what it read.
+            onRoundEnd?()
             // Stopped: nothing under way any more (an error has said so already).
             if roundBegan.load(ordering: .relaxed) != Self.ended { roundBegan.store(0, ordering: .relaxed) }
             // A reader that ends (stopped, or epoll failing) still answers every removal
@@ -268,7 +283,7 @@ public final class NotifySocketReader: Sendable {
             Glibc.close(wakeFD)
         }
         var previousRound: Int64 = 0
-        var window = gatherNanoseconds
+        var window = gatherNanoseconds.load(ordering: .relaxed)
         while true {
             let n = keys.withUnsafeMutableBufferPointer { k in
                 events.withUnsafeMutableBufferPointer { e in
@@ -346,15 +361,20 @@ public final class NotifySocketReader: Sendable {
                     entry.onHangup()
                 }
             }
-            if delivered > 0 { datagrams.add(delivered, ordering: .relaxed) }
+            if delivered > 0 {
+                datagrams.add(delivered, ordering: .relaxed)
+                onRoundEnd?()
+            }
             // Dense traffic (this round began within two windows of the previous one):
             // let datagrams gather until `gather` after this round began, so the next
             // round takes several at once instead of waking for each.
+            let gatherNanoseconds = self.gatherNanoseconds.load(ordering: .relaxed)
             if mostFromOneSocket >= Self.burstDatagrams {
                 window = max(window / 4, min(gatherNanoseconds, 500_000))
             } else if mostFromOneSocket < Self.burstDatagrams / 4 {
-                window = min(window * 2, gatherNanoseconds)
+                window = min(max(window, 1) * 2, gatherNanoseconds)
             }
+            window = min(window, gatherNanoseconds)
             if delivered > 0, roundStart - previousRound < 2 * gatherNanoseconds {
                 let left = roundStart + window - Self.monotonicNanoseconds()
                 if left > 0 {

@@ -16,24 +16,40 @@ public final class FrameBroadcaster: Sendable {
     }
 
     private let state = Mutex(State())
+    private let watchers = Mutex<[@Sendable (Bool) -> Void]>([])
 
     public init() {}
 
     public var screenCount: Int { state.withLock { $0.screens.count } }
     public var isClosed: Bool { state.withLock { $0.closed } }
 
+    /// `handler` hears `true` when the first screen connects and `false` when the last one
+    /// leaves (on the thread that added or removed it; keep it short).
+    public func onWatchedChange(_ handler: @escaping @Sendable (Bool) -> Void) {
+        watchers.withLock { $0.append(handler) }
+    }
+
+    private func tell(_ watched: Bool) {
+        for w in watchers.withLock({ $0 }) { w(watched) }
+    }
+
     /// Adds a screen whose response head is written; returns the newest frame to send it
     /// at once, or nil when closed (the caller ends the response).
     func add(_ channel: any Channel) -> ByteBuffer?? {
-        state.withLock { s in
-            if s.closed { return .none }
+        let (latest, first) = state.withLock { s -> (ByteBuffer??, Bool) in
+            if s.closed { return (.none, false) }
             s.screens[ObjectIdentifier(channel)] = channel
-            return .some(s.latest)
+            return (.some(s.latest), s.screens.count == 1)
         }
+        if first { tell(true) }
+        return latest
     }
 
     func remove(_ channel: any Channel) {
-        _ = state.withLock { $0.screens.removeValue(forKey: ObjectIdentifier(channel)) }
+        let last = state.withLock { s -> Bool in
+            s.screens.removeValue(forKey: ObjectIdentifier(channel)) != nil && s.screens.isEmpty
+        }
+        if last { tell(false) }
     }
 
     public func publish(_ frame: ByteBuffer) {
@@ -56,6 +72,7 @@ public final class FrameBroadcaster: Sendable {
             defer { s.screens.removeAll() }
             return Array(s.screens.values)
         }
+        if !screens.isEmpty { tell(false) }
         for channel in screens {
             channel.writeAndFlush(HTTPServerResponsePart.end(nil)).whenComplete { _ in channel.close(promise: nil) }
         }

@@ -100,6 +100,9 @@ enum StatusText {
                     + (a.devices.map { ", \($0) device(s) on the bus" } ?? "")
             }.joined(separator: "; ") + "\n"
         }
+        if let window = r.notifyWindowMilliseconds {
+            out += "  notifications gather up to \(window) ms" + (window <= 200 ? " (a wall screen watches)" : " (no wall screen watches)") + "\n"
+        }
         if let rec = r.adapterRecoveries, !rec.isEmpty {
             out += "  adapter recoveries: " + rec.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ") + "\n"
         }

@@ -46,6 +46,22 @@ struct GroupCommitTests {
         #expect(try await cache.stats().pending == 1)
     }
 
+    @Test("a record older than those waiting brings the commit forward: the interval counts from the earliest arrival buffered")
+    func intervalFromEarliestArrival() async throws {
+        let dir = TempDir()
+        // An hour's interval. The first record arrived now: alone, it would wait the hour.
+        // The second, appended after it (a later reader round), arrived all but one second
+        // of the hour ago: the commit is due in a second, and takes both.
+        let cache = try RecordCache(path: dir.database, options: CacheOptions(groupCommitInterval: .seconds(3600), groupCommitRecords: 100_000))
+        let log = CommitLog()
+        cache.onCommit { log.add($0) }
+        _ = cache.append(hrRecord("AA:00:00:00:00:01", 0, at: .now))
+        let arrived = UTCTimestamp(millisecondsSince1970: WallClock.milliseconds() - 3_599_000)
+        let seq = cache.append([hrRecord("AA:00:00:00:00:02", 1, at: arrived)])
+        try await withTimeout { try await cache.waitUntilCommitted(seq) }
+        #expect(log.events.map(\.sequences) == [1...2])
+    }
+
     @Test("records appended together share one transaction; sequences are contiguous")
     func oneTransaction() async throws {
         let dir = TempDir()

@@ -51,6 +51,38 @@ struct NotifySocketReaderTests {
         #expect(reader.datagramCount == payloads.count + 2)
     }
 
+    @Test("every round that delivered ends with onRoundEnd, after its datagrams and before the next round's")
+    func roundEnds() async throws {
+        // Per round end: how many datagrams had been delivered by then.
+        let ends = Mutex<[Int]>([])
+        let c = Collector()
+        let reader = try NotifySocketReader(gather: .milliseconds(100), onRoundEnd: {
+            let n = c.datagrams.withLock { $0.count }
+            ends.withLock { $0.append(n) }
+        })
+        defer { reader.stop() }
+        var theirs: [Int32] = []
+        defer { for fd in theirs { close(fd) } }
+        // Three sockets with ten datagrams queued on each before the reader sees them: at
+        // most a round each (a socket's queue is read in one batch).
+        for s in 0..<3 {
+            let (ours, other) = try pair()
+            theirs.append(other)
+            for i in 0..<10 {
+                _ = [0x06, UInt8(s), UInt8(i)].withUnsafeBytes { send(other, $0.baseAddress, $0.count, 0) }
+            }
+            _ = reader.add(ours, onData: { b in c.datagrams.withLock { $0.append(Array(b)) } }, onHangup: {})
+        }
+        try await eventually("30 datagrams handed over", seconds: 60, every: .milliseconds(10)) { ends.withLock { $0.last } == 30 }
+        let first = ends.withLock { $0 }
+        #expect(first.count <= 3, "round ends: \(first)")
+        #expect(first == first.sorted() && Set(first).count == first.count, "a round end without new datagrams: \(first)")
+        // A later lone datagram is its own round, ended once.
+        _ = [UInt8]([0x06, 9, 9]).withUnsafeBytes { send(theirs[1], $0.baseAddress, $0.count, 0) }
+        try await eventually("the lone datagram handed over", seconds: 60, every: .milliseconds(10)) { ends.withLock { $0.last } == 31 }
+        #expect(ends.withLock { $0.count } == first.count + 1)
+    }
+
     @Test("a burst of 5,000 datagrams, far more than a socket buffer holds, arrives whole and in order through a 200 ms window")
     func burst() async throws {
         let reader = try NotifySocketReader(gather: .milliseconds(200))

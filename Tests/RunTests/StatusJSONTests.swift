@@ -28,6 +28,7 @@ struct StatusJSONTests {
                   oversized: nil, rrDropped: nil, flag: nil, model: nil, firmware: nil, lastSeen: "2026-11-24T19:00:00Z", paired: false),
         ]
         r.adapterRecoveries = ["hci0": 0, "hci1": 2, "hci10": 1]
+        r.notifyWindowMilliseconds = 200
         r.adapters = [.init(adapter: "hci0", links: 4, connecting: 1, limit: 4, learnedLimit: 4, maxLinks: 7, probing: false, devices: 31)]
         r.sync = .init(state: "backing_off", reason: "HTTP 503", endpoint: "http://127.0.0.1:8080/api/v1/metrics", consecutiveFailures: 2,
                        deliveredSinceStart: 9, quarantinedSinceStart: 0, workoutsDeliveredSinceStart: 1, profileMetricsDeliveredSinceStart: 0,
