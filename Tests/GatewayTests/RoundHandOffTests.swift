@@ -24,32 +24,28 @@ struct RoundHandOffTests {
 
     @Test("linked straps' heart rate comes in batches of several records, each strap's in arrival order")
     func batchesPerRound() async throws {
-        var simConfig = SimulatorConfiguration()
-        simConfig.straps = 6
-        simConfig.rate = 4
-        simConfig.seed = 12
-        let bus = try PrivateBus.start()
-        defer { bus.stop() }
-        let sim = try SimulatedBlueZ(configuration: simConfig, bus: bus.busAddress)
-        try await sim.start()
-        let connection = try await DBusConnection.connect(bus.busAddress)
-        defer { connection.close() }
-
-        var config = LinkConfiguration()
-        config.selection = DeviceSelection(mode: .auto)
-        config.notifyGather = .milliseconds(200)
         let sink = Sink()
-        let manager = try StrapManager(connection: connection, configuration: config, sink: sink)
-        let run = Task { try await manager.run() }
-        try await eventually("six straps streaming", seconds: 60, every: .milliseconds(100)) {
-            manager.links.count == 6 && manager.links.allSatisfy { $0.state == .streaming }
+        try await withSimulatedBlueZ({ c in
+            c.straps = 6
+            c.rate = 4
+            c.seed = 12
+        }) { bus, _ in
+            let connection = try await DBusConnection.connect(bus.busAddress)
+            defer { connection.close() }
+            var config = LinkConfiguration()
+            config.selection = DeviceSelection(mode: .auto)
+            config.notifyGather = .milliseconds(200)
+            let manager = try StrapManager(connection: connection, configuration: config, sink: sink)
+            let run = Task { try await manager.run() }
+            try await eventually("six straps streaming", seconds: 60, every: .milliseconds(100)) {
+                manager.links.count == 6 && manager.links.allSatisfy { $0.state == .streaming }
+            }
+            try await eventually("300 records in batches", seconds: 120, every: .milliseconds(100)) {
+                sink.seen.withLock { $0.batches.reduce(0) { $0 + $1.count } } >= 300
+            }
+            run.cancel()
+            _ = await run.result
         }
-        try await eventually("300 records in batches", seconds: 120, every: .milliseconds(100)) {
-            sink.seen.withLock { $0.batches.reduce(0) { $0 + $1.count } } >= 300
-        }
-        run.cancel()
-        _ = await run.result
-        await sim.stop()
 
         let seen = sink.seen.withLock { $0 }
         let batched = seen.batches.flatMap { $0 }

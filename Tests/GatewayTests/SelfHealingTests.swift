@@ -25,45 +25,42 @@ struct SelfHealingTests {
 
     @Test("a silent scan while straps wait power-cycles the adapter; straps come back once they advertise")
     func silentScanPowerCycles() async throws {
-        var simConfig = SimulatorConfiguration()
-        simConfig.straps = 2
-        simConfig.seed = 4
-        let bus = try PrivateBus.start()
-        defer { bus.stop() }
-        let sim = try SimulatedBlueZ(configuration: simConfig, bus: bus.busAddress)
-        try await sim.start()
-        let connection = try await DBusConnection.connect(bus.busAddress)
-        defer { connection.close() }
+        try await withSimulatedBlueZ({ c in
+            c.straps = 2
+            c.seed = 4
+        }) { bus, sim in
+            let connection = try await DBusConnection.connect(bus.busAddress)
+            defer { connection.close() }
 
-        var config = LinkConfiguration()
-        config.selection = DeviceSelection(mode: .auto)
-        config.health = AdapterHealth.Settings(silentScanAfter: 3, abortBurst: 1000, abortWindow: 60, cooldown: 600)
-        let manager = try StrapManager(connection: connection, configuration: config, sink: CountingSink())
-        let events = manager.events()
-        let recoveries = Mutex<[LinkEvent]>([])
-        let watcher = Task {
-            for await e in events { if case .adapterRecovery = e { recoveries.withLock { $0.append(e) } } }
+            var config = LinkConfiguration()
+            config.selection = DeviceSelection(mode: .auto)
+            config.health = AdapterHealth.Settings(silentScanAfter: 3, abortBurst: 1000, abortWindow: 60, cooldown: 600)
+            let manager = try StrapManager(connection: connection, configuration: config, sink: CountingSink())
+            let events = manager.events()
+            let recoveries = Mutex<[LinkEvent]>([])
+            let watcher = Task {
+                for await e in events { if case .adapterRecovery = e { recoveries.withLock { $0.append(e) } } }
+            }
+            let run = Task { try await manager.run() }
+
+            try await waitFor("both straps streaming") { manager.links.count == 2 && manager.links.allSatisfy { $0.state == .streaming } }
+            #expect(manager.adapterRecoveries.isEmpty)
+
+            // The straps go quiet and drop: scanning finds nothing while both wait.
+            _ = await sim.stopAdvertising("*")
+            #expect(await sim.linkLoss("*") == 2)
+            try await waitFor("a recovery") { !recoveries.withLock { $0.isEmpty } }
+            let first = try #require(recoveries.withLock { $0.first })
+            #expect(first == .adapterRecovery(adapter: "hci0", action: "power-cycle", cause: "no advertisements while scanning", error: nil), "\(first)")
+            #expect(manager.adapterRecoveries == ["hci0": 1])
+
+            _ = await sim.startAdvertising("*")
+            try await waitFor("both straps back") { manager.links.allSatisfy { $0.state == .streaming && $0.connects >= 2 } }
+            #expect(manager.adapterRecoveries == ["hci0": 1], "cool-down: one recovery")
+
+            run.cancel()
+            _ = await run.result
+            watcher.cancel()
         }
-        let run = Task { try await manager.run() }
-
-        try await waitFor("both straps streaming") { manager.links.count == 2 && manager.links.allSatisfy { $0.state == .streaming } }
-        #expect(manager.adapterRecoveries.isEmpty)
-
-        // The straps go quiet and drop: scanning finds nothing while both wait.
-        _ = await sim.stopAdvertising("*")
-        #expect(await sim.linkLoss("*") == 2)
-        try await waitFor("a recovery") { !recoveries.withLock { $0.isEmpty } }
-        let first = try #require(recoveries.withLock { $0.first })
-        #expect(first == .adapterRecovery(adapter: "hci0", action: "power-cycle", cause: "no advertisements while scanning", error: nil), "\(first)")
-        #expect(manager.adapterRecoveries == ["hci0": 1])
-
-        _ = await sim.startAdvertising("*")
-        try await waitFor("both straps back") { manager.links.allSatisfy { $0.state == .streaming && $0.connects >= 2 } }
-        #expect(manager.adapterRecoveries == ["hci0": 1], "cool-down: one recovery")
-
-        run.cancel()
-        _ = await run.result
-        watcher.cancel()
-        await sim.stop()
     }
 }

@@ -3,11 +3,10 @@ import DBus
 import Simulator
 import Testing
 
-/// A simulated bluetoothd on a private bus, in-process, for tests that run the real
-/// `blegate` binary against it. Everything is stopped when `body` returns or throws.
-public func withSimulatorOnPrivateBus(_ configure: (inout SimulatorConfiguration) -> Void,
-                                      _ body: (PrivateBus, SimulatedBlueZ) async throws -> Void) async throws {
-    try #require(BlegateBinary.exists, "no blegate binary at \(BlegateBinary.path)")
+/// A simulated bluetoothd on a private bus, in-process. Everything is stopped when `body`
+/// returns or throws.
+public func withSimulatedBlueZ(_ configure: (inout SimulatorConfiguration) -> Void,
+                               _ body: (PrivateBus, SimulatedBlueZ) async throws -> Void) async throws {
     var config = SimulatorConfiguration()
     configure(&config)
     let bus = try PrivateBus.start()
@@ -21,4 +20,11 @@ public func withSimulatorOnPrivateBus(_ configure: (inout SimulatorConfiguration
         throw error
     }
     await sim.stop()
+}
+
+/// The same, for tests that run the real `blegate` binary against it.
+public func withSimulatorOnPrivateBus(_ configure: (inout SimulatorConfiguration) -> Void,
+                                      _ body: (PrivateBus, SimulatedBlueZ) async throws -> Void) async throws {
+    try #require(BlegateBinary.exists, "no blegate binary at \(BlegateBinary.path)")
+    try await withSimulatedBlueZ(configure, body)
 }
