@@ -269,7 +269,7 @@ let package = Package(
         .testTarget(name: "DBusTests", dependencies: ["DBus", "Timing", "BlegateTestSupport"]),
         .testTarget(name: "SQLiteTests", dependencies: ["SQLite"]),
         .testTarget(name: "FilePathsTests", dependencies: ["FilePaths"]),
-        .testTarget(name: "NotifySocketTests", dependencies: ["NotifySocket", "DBus", "BlegateTestSupport"]),
+        .testTarget(name: "NotifySocketTests", dependencies: ["NotifySocket", "DBus", "BlegateTestSupport", "Timing"]),
         .testTarget(name: "HCITests", dependencies: ["HCI"]),
         .testTarget(name: "GATTTests", dependencies: ["GATT", "JSON", "Timing"]),
         .testTarget(name: "HRVTests", dependencies: ["HRV", "Timing"], resources: [.copy("Fixtures")]),

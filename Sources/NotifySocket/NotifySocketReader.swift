@@ -222,6 +222,22 @@ public final class NotifySocketReader: Sendable {
         return zeroEnds || hungUp(entry.fd)
     }
 
+    /// Queue order is arrival order: no datagram arrived after one queued behind it. But a
+    /// datagram queued before `add` turned stamps on (bluetoothd may notify before its
+    /// AcquireNotify reply is read) is stamped by the kernel when it is read, later than
+    /// those behind it. The next stamp of its batch bounds it, so one socket's records
+    /// stay in order in time, each as close to its arrival as is known.
+    private static func boundStamps(_ arrivals: UnsafeMutablePointer<Int64>, count: Int) {
+        var later = Int64.max
+        var j = count - 1
+        while j >= 0 {
+            if arrivals[j] != 0 {
+                if arrivals[j] > later { arrivals[j] = later } else { later = arrivals[j] }
+            }
+            j -= 1
+        }
+    }
+
     private func drain(_ entry: Entry, untilEmpty: Bool, zeroEnds: Bool, buffer: UnsafeMutablePointer<UInt8>,
                        lengths: UnsafeMutablePointer<Int32>, arrivals: UnsafeMutablePointer<Int64>) -> (delivered: Int, closed: Bool) {
         let batch = Self.batch, slot = Self.slot
@@ -229,6 +245,7 @@ public final class NotifySocketReader: Sendable {
         while true {
             let got = Int(clinux_recv_batch(entry.fd, buffer, Int32(slot), Int32(batch), lengths, arrivals))
             if got > 0 {
+                if entry.stamped { Self.boundStamps(arrivals, count: got) }
                 for j in 0..<got {
                     let length = Int(lengths[j])
                     if length == 0 && Self.isEnd(entry, arrival: arrivals[j], zeroEnds: zeroEnds) { return (delivered, true) }

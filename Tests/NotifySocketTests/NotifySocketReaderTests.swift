@@ -4,6 +4,7 @@ import DBus
 import NotifySocket
 import Synchronization
 import Testing
+import Timing
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -81,6 +82,42 @@ struct NotifySocketReaderTests {
         _ = [UInt8]([0x06, 9, 9]).withUnsafeBytes { send(theirs[1], $0.baseAddress, $0.count, 0) }
         try await eventually("the lone datagram handed over", seconds: 60, every: .milliseconds(10)) { ends.withLock { $0.last } == 31 }
         #expect(ends.withLock { $0.count } == first.count + 1)
+    }
+
+    @Test("a datagram queued before its socket was added, which the kernel stamps when read, takes the stamp of the next one read with it")
+    func unstampedTakesNextStamp() async throws {
+        let reader = try NotifySocketReader(gather: .zero)
+        defer { reader.stop() }
+        // Socket X holds the reader thread in a handler while socket S gets one datagram
+        // before `add` (no stamp) and one after it (stamped), so both are read in one batch.
+        let entered = Mutex(false), released = Atomic<Bool>(false)
+        let (x, xOther) = try pair()
+        defer { close(xOther) }
+        _ = reader.add(x, onData: { _ in
+            entered.withLock { $0 = true }
+            while !released.load(ordering: .acquiring) { usleep(1000) }
+        }, onHangup: {})
+        _ = [UInt8]([0x06, 1]).withUnsafeBytes { send(xOther, $0.baseAddress, $0.count, 0) }
+        try await eventually("the reader held in X's handler", seconds: 60, every: .milliseconds(5)) { entered.withLock { $0 } }
+
+        let (ours, theirs) = try pair()
+        defer { close(theirs) }
+        let got = Mutex<[(bytes: [UInt8], arrival: Int64)]>([])
+        _ = [UInt8]([0x06, 70]).withUnsafeBytes { send(theirs, $0.baseAddress, $0.count, 0) }
+        _ = reader.add(ours, onArrival: { b, t in got.withLock { $0.append((Array(b), t)) } }, onHangup: {})
+        let before = WallClock.nanoseconds()
+        _ = [UInt8]([0x06, 71]).withUnsafeBytes { send(theirs, $0.baseAddress, $0.count, 0) }
+        let after = WallClock.nanoseconds()
+        try await Task.sleep(for: .milliseconds(300))
+        released.store(true, ordering: .releasing)
+        try await eventually("both datagrams", seconds: 60, every: .milliseconds(10)) { got.withLock { $0.count } == 2 }
+
+        let both = got.withLock { $0 }
+        #expect(both.map(\.bytes) == [[0x06, 70], [0x06, 71]])
+        // The second was stamped by the kernel as it was sent; the first, stamped by the
+        // kernel as it was read (300 ms later), gets the second's stamp.
+        #expect(both[1].arrival >= before && both[1].arrival <= after, "stamp \(both[1].arrival) outside \(before)...\(after)")
+        #expect(both[0].arrival == both[1].arrival)
     }
 
     @Test("a burst of 5,000 datagrams, far more than a socket buffer holds, arrives whole and in order through a 200 ms window")
