@@ -55,9 +55,6 @@ public final class DBusConnection: Sendable {
         loop.gatherNanoseconds.store(UInt64(max(0, gather.nanoseconds)), ordering: .relaxed)
     }
 
-    /// The signal gathering window in force.
-    public var signalGather: Duration { .nanoseconds(Int64(loop.gatherNanoseconds.load(ordering: .relaxed))) }
-
     /// Closes the connection; pending calls fail with `Disconnected`, streams finish.
     public func close() {
         loop.submit(.close)

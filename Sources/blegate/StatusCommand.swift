@@ -2,6 +2,7 @@
 import ArgumentParser
 import Cache
 import Config
+import Gateway
 import GatewayService
 import LinkCommands
 
@@ -101,7 +102,7 @@ enum StatusText {
             }.joined(separator: "; ") + "\n"
         }
         if let window = r.notifyWindowMilliseconds {
-            out += "  notifications gather up to \(window) ms" + (window <= 200 ? " (a wall screen watches)" : " (no wall screen watches)") + "\n"
+            out += "  notifications gather up to \(window) ms" + (Int64(window) <= LinkConfiguration.watchedNotifyGather.milliseconds ? " (a wall screen watches)" : " (no wall screen watches)") + "\n"
         }
         if let rec = r.adapterRecoveries, !rec.isEmpty {
             out += "  adapter recoveries: " + rec.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ") + "\n"
