@@ -22,6 +22,8 @@ struct NotifyWindowTests {
             try f.writeConfig(backendURL: nil, extra: "[display]\nlisten = \"127.0.0.1:\(port)\"\n")
             let run = try await f.run(bus: bus.address)
             defer { run.signal(SIGKILL) }
+            // The status socket answers once the gateway is ready.
+            #expect(await run.waitForStdout("ready:", timeout: 60), "\(run.stdout)\n\(run.stderr)")
             var seen: Int?
             func window() async -> Int? {
                 seen = (try? await f.status())?.notifyWindowMilliseconds
