@@ -280,7 +280,7 @@ let package = Package(
         .testTarget(name: "LinkCommandsTests", dependencies: ["LinkCommands", "DBus"]),
         .testTarget(
             name: "GatewayTests",
-            dependencies: ["Gateway", "Simulator", "DBus", "BlueZ", "GATT", "WearMetrics", "LinkPolicy", "BlegateTestSupport"]
+            dependencies: ["Gateway", "Simulator", "DBus", "BlueZ", "GATT", "WearMetrics", "LinkPolicy", "BlegateTestSupport", "HRV"]
         ),
         // The backend client against loopback servers, plain and TLS (certificates by `openssl`).
         .testTarget(

@@ -42,6 +42,7 @@ final class RecordPipeline: Sendable {
         var counters = NotificationCounters()
         /// Frame counter of the last advertisement turned into a record.
         var advertFrame: UInt8?
+        /// Paced in wall-clock seconds of arrival (`heartRate`'s `arrival`).
         var bucket: RateBucket?
         /// Monotonic seconds of the last journal line about this device's excess, and the
         /// counts it reported.
@@ -86,16 +87,22 @@ final class RecordPipeline: Sendable {
     ///
     /// `hold`: the caller is the AcquireNotify reader, which calls `releaseHeld()` when its
     /// round ends; the records wait for that and go to the sink with the rest of the round.
+    ///
+    /// The rate limit is paced by `arrival`, not by when the call comes: a gathering
+    /// window or a dispatcher held up by a crowded bus hands a strap's values over
+    /// together, and they must not count as a burst the strap never sent.
     func heartRate(deviceID: String, bytes: UnsafeRawBufferPointer, arrival: UTCTimestamp? = nil, hold: Bool = false) {
         let now = MonotonicClock.seconds()
+        let time = arrival ?? UTCTimestamp.now
         let limits = self.limits
         if bytes.count > limits.maxValueBytes {
             excess(deviceID, now: now) { $0.oversized += 1 }
             return
         }
         if let rate = limits.maxRate {
+            let sent = time.secondsSince1970
             let admitted = state.withLock { s in
-                s.devices[deviceID, default: Device()].withBucket(burst: limits.burst, now: now) { $0.take(rate: rate, burst: limits.burst, now: now) }
+                s.devices[deviceID, default: Device()].withBucket(burst: limits.burst, now: sent) { $0.take(rate: rate, burst: limits.burst, now: sent) }
             }
             if !admitted {
                 excess(deviceID, now: now) { $0.tooFast += 1 }
@@ -111,7 +118,6 @@ final class RecordPipeline: Sendable {
         }
         let extraRR = measurement.rrIntervalTicks.count - limits.maxRRPerRecord
         if extraRR > 0 { measurement.rrIntervalTicks.removeFirst(extraRR) }
-        let time = arrival ?? UTCTimestamp.now
         state.withLock { s in
             let record = s.devices[deviceID, default: Device()].withRecord { device in
                 if extraRR > 0 { device.counters.rrDropped += extraRR }
