@@ -55,6 +55,12 @@ public final class DBusConnection: Sendable {
         loop.gatherNanoseconds.store(UInt64(max(0, gather.nanoseconds)), ordering: .relaxed)
     }
 
+    /// The gathering window the dispatcher applies now: at most the one set, shorter while
+    /// bursts bring more than a socketful's worth of signals in one window.
+    public var signalGatherNow: Duration {
+        .nanoseconds(min(loop.windowNow.load(ordering: .relaxed), Int64(loop.gatherNanoseconds.load(ordering: .relaxed))))
+    }
+
     /// Closes the connection; pending calls fail with `Disconnected`, streams finish.
     public func close() {
         loop.submit(.close)

@@ -24,7 +24,11 @@ import Timing
 /// then reads them all in one wake-up. BlueZ turns every advertisement heard while
 /// scanning into a signal, dozens a second in a room of straps; woken for each, the
 /// dispatcher's CPU is mostly wake-ups. A call sent meanwhile ends the wait at once (the
-/// eventfd), so replies are never gathered; sparse signals are read as they come.
+/// eventfd), so replies are never gathered; sparse signals are read as they come. The
+/// window adapts to what each burst brought (`GatherWindow`): the bus socket holds about
+/// 170 signals, and a dispatcher that slept a whole window at a time would read at most
+/// that many a window however many dbus-daemon held back for it (under CPU load, when
+/// the daemon cannot refill the socket while it is read, it fell seconds behind).
 final class EventLoop: @unchecked Sendable {
     enum Command {
         case send(OutgoingMessage, pending: PendingCall?)
@@ -67,6 +71,12 @@ final class EventLoop: @unchecked Sendable {
 
     /// See the type's comment; 0 reads every signal at once. Any thread may change it.
     let gatherNanoseconds: Atomic<UInt64>
+    /// The window in force, adapted per burst (loop thread), and a copy other threads read.
+    private var window: GatherWindow
+    let windowNow: Atomic<Int64>
+    /// Messages one burst may bring before the window quarters: well under the ~170
+    /// signals of a few hundred bytes that fill a bus socket.
+    static let burstMessages = 64
     /// When the current burst of incoming messages began (a wait that ended with the
     /// socket readable), and the burst before it (monotonic ns; 0: none yet).
     private var burstBegan: UInt64 = 0
@@ -92,6 +102,8 @@ final class EventLoop: @unchecked Sendable {
     init(gather: Duration = .zero) {
         wakeFD = clinux_wake_fd()
         gatherNanoseconds = Atomic(UInt64(max(0, gather.nanoseconds)))
+        window = GatherWindow(limit: max(0, gather.nanoseconds), burst: Self.burstMessages)
+        windowNow = Atomic(window.nanoseconds)
     }
 
     deinit {
@@ -243,7 +255,10 @@ final class EventLoop: @unchecked Sendable {
             if rc > 0 {
                 readAt = WallClock.milliseconds()
                 if timeout != 0, fds.dropFirst().contains(where: { $0.revents & Int16(POLLIN) != 0 }) {
-                    // A wait ended with the bus readable: a new burst.
+                    // A wait ended with the bus readable: a new burst. What the last
+                    // one brought sets the window for this one.
+                    window.adapt(found: signalsInBurst + othersInBurst, limit: Int64(gatherNanoseconds.load(ordering: .relaxed)))
+                    windowNow.store(window.nanoseconds, ordering: .relaxed)
                     previousBurst = burstBegan
                     burstBegan = MonotonicClock.nanoseconds()
                     signalsInBurst = 0
@@ -365,7 +380,7 @@ final class EventLoop: @unchecked Sendable {
         let gatherNanoseconds = self.gatherNanoseconds.load(ordering: .relaxed)
         guard gatherNanoseconds > 0, signalsInBurst > 0, othersInBurst == 0, previousBurst != 0, !servesMethods.load(ordering: .relaxed),
               burstBegan - previousBurst < 2 * gatherNanoseconds, pending.isEmpty else { return nil }
-        let until = burstBegan + gatherNanoseconds
+        let until = burstBegan + min(UInt64(window.nanoseconds), gatherNanoseconds)
         guard MonotonicClock.nanoseconds() < until, dbus_connection_has_messages_to_send(c) == 0 else { return nil }
         return until
     }

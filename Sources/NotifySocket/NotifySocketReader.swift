@@ -73,8 +73,9 @@ public final class NotifySocketReader: Sendable {
     /// then. Sparse traffic (one strap at 1 Hz) is served at once; dense traffic waits at
     /// most `gather`. A socket that had `burstDatagrams` or more queued in a round quarters
     /// the window (it doubles back, up to `gather`, while every socket has fewer than a
-    /// quarter of that), so that a flooding strap never fills its socket's buffer (a full
-    /// buffer drops notifications on the sending side). Zero serves every datagram at once.
+    /// quarter of that; `GatherWindow`), so that a flooding strap never fills its socket's
+    /// buffer (a full buffer drops notifications on the sending side). Zero serves every
+    /// datagram at once.
     public static let burstDatagrams = 32
 
     ///
@@ -300,7 +301,7 @@ public final class NotifySocketReader: Sendable {
             Glibc.close(wakeFD)
         }
         var previousRound: Int64 = 0
-        var window = gatherNanoseconds.load(ordering: .relaxed)
+        var window = GatherWindow(limit: gatherNanoseconds.load(ordering: .relaxed), burst: Self.burstDatagrams)
         while true {
             let n = keys.withUnsafeMutableBufferPointer { k in
                 events.withUnsafeMutableBufferPointer { e in
@@ -386,14 +387,9 @@ public final class NotifySocketReader: Sendable {
             // let datagrams gather until `gather` after this round began, so the next
             // round takes several at once instead of waking for each.
             let gatherNanoseconds = self.gatherNanoseconds.load(ordering: .relaxed)
-            if mostFromOneSocket >= Self.burstDatagrams {
-                window = max(window / 4, min(gatherNanoseconds, 500_000))
-            } else if mostFromOneSocket < Self.burstDatagrams / 4 {
-                window = min(max(window, 1) * 2, gatherNanoseconds)
-            }
-            window = min(window, gatherNanoseconds)
+            window.adapt(found: mostFromOneSocket, limit: gatherNanoseconds)
             if delivered > 0, roundStart - previousRound < 2 * gatherNanoseconds {
-                let left = roundStart + window - Self.monotonicNanoseconds()
+                let left = roundStart + window.nanoseconds - Self.monotonicNanoseconds()
                 if left > 0 {
                     var pause = timespec(tv_sec: Int(left / 1_000_000_000), tv_nsec: Int(left % 1_000_000_000))
                     var rest = timespec()

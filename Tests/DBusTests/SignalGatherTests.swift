@@ -32,17 +32,56 @@ struct SignalGatherTests {
             seen.withLock { $0.append((n, view.receivedAt)) }
         }
         defer { t.client.unsubscribe(sub) }
+        // 50 a second: a window brings fewer than `burstMessages`, so it stays whole.
         let count = 200
         let began = MonotonicClock.seconds()
-        try await Self.emitBeats(t, count: count, every: .milliseconds(10))
+        try await Self.emitBeats(t, count: count, every: .milliseconds(20))
         let emitting = MonotonicClock.seconds() - began
         try await eventually("all \(count) beats read", seconds: 30) { seen.withLock { $0.count } >= count }
         let all = seen.withLock { $0 }
         #expect(all.map(\.n) == (0..<UInt32(count)).map { $0 }, "every beat, in order")
-        // Read one by one, 200 beats 10 ms apart take about 200 reads; gathered, about one
+        // Read one by one, 200 beats 20 ms apart take about 200 reads; gathered, about one
         // read per window over the time they took to send (a loaded machine stretches it).
         let reads = Set(all.map(\.readAt)).count
         #expect(reads <= Int(emitting / window) + 10, "\(reads) distinct read times for \(count) beats sent over \(emitting) s")
+    }
+
+    @Test("a flood shortens the window, every signal is read in order, and the window comes back when the flood ends")
+    func floodShortensTheWindow() async throws {
+        let limit = Duration.milliseconds(500)
+        let t = try await TestBus.start(gatherSignals: limit)
+        defer { t.stop() }
+        let seen = Mutex<[UInt32]>([])
+        let sub = try await t.client.subscribeRaw(matching: Self.rule(t)) { view in
+            guard case .uint32(let n)? = view.decoded().body.first else { return }
+            seen.withLock { $0.append(n) }
+        }
+        defer { t.client.unsubscribe(sub) }
+        // Dense traffic first, so that the dispatcher gathers at all.
+        try await Self.emitBeats(t, count: 20, every: .milliseconds(50))
+        #expect(t.client.signalGatherNow == limit)
+        // Then 20 ms of beats at a time, 150 each (a socket holds about 170 of them),
+        // every 100 ms: a whole window would bring several socketfuls.
+        var next: UInt32 = 20
+        var shortest = limit
+        for _ in 0..<20 {
+            for _ in 0..<150 {
+                try t.server.emit(path: "/test", interface: "org.blegate.Test1", member: "Beat", [.uint32(next)])
+                next += 1
+            }
+            try await Task.sleep(for: .milliseconds(100))
+            shortest = min(shortest, t.client.signalGatherNow)
+        }
+        let total = Int(next)
+        try await eventually("all \(total) beats read", seconds: 60) { seen.withLock { $0.count } >= total }
+        #expect(seen.withLock { $0 } == (0..<next).map { $0 }, "every beat, in order")
+        #expect(shortest <= limit / 4, "the window while flooded: \(shortest)")
+        // Sparse again (a few a window): the window doubles back to the limit.
+        try await Self.emitBeats(t, count: 60, every: .milliseconds(50))
+        try await eventually("the window back at \(limit)", seconds: 30) {
+            try await Self.emitBeats(t, count: 5, every: .milliseconds(50))
+            return t.client.signalGatherNow == limit
+        }
     }
 
     @Test("a reply is read at once while signals gather")
