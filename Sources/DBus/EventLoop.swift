@@ -74,9 +74,10 @@ final class EventLoop: @unchecked Sendable {
     /// The window in force, adapted per burst (loop thread), and a copy other threads read.
     private var window: GatherWindow
     let windowNow: Atomic<Int64>
-    /// Messages one burst may bring before the window quarters: well under the ~170
-    /// signals of a few hundred bytes that fill a bus socket.
-    static let burstMessages = 64
+    /// Messages one burst may bring before the window halves: well under the ~170 signals
+    /// of a few hundred bytes that fill a bus socket (about 120 of 800 bytes, an
+    /// InterfacesAdded of a phone nearby).
+    static let burstMessages = 96
     /// When the current burst of incoming messages began (a wait that ended with the
     /// socket readable), and the burst before it (monotonic ns; 0: none yet).
     private var burstBegan: UInt64 = 0
@@ -102,7 +103,7 @@ final class EventLoop: @unchecked Sendable {
     init(gather: Duration = .zero) {
         wakeFD = clinux_wake_fd()
         gatherNanoseconds = Atomic(UInt64(max(0, gather.nanoseconds)))
-        window = GatherWindow(limit: max(0, gather.nanoseconds), burst: Self.burstMessages)
+        window = GatherWindow(limit: max(0, gather.nanoseconds), burst: Self.burstMessages, shrink: 2)
         windowNow = Atomic(window.nanoseconds)
     }
 
@@ -375,7 +376,9 @@ final class EventLoop: @unchecked Sendable {
 
     /// Until when (monotonic ns) to let signals gather before reading again, or nil to
     /// read as usual: the current burst held signals only, came within two windows of
-    /// the previous one, its window is not over, and nothing waits on the bus.
+    /// the previous one, its window is not over, and nothing waits on the bus. (When the
+    /// window is over, the signals that came meanwhile make the next wait end at once:
+    /// under steady traffic one window follows the other at one wake-up each.)
     private func gatheringDeadline(_ c: OpaquePointer) -> UInt64? {
         let gatherNanoseconds = self.gatherNanoseconds.load(ordering: .relaxed)
         guard gatherNanoseconds > 0, signalsInBurst > 0, othersInBurst == 0, previousBurst != 0, !servesMethods.load(ordering: .relaxed),

@@ -25,6 +25,25 @@ struct GatherWindowTests {
         #expect(w.nanoseconds == 500 * Self.ms)
     }
 
+    @Test("halving settles where a window brings between a quarter of a burst and a burst")
+    func halvingSettles() {
+        // 500 signals a second, a 500 ms limit, bursts of 96 (the dispatcher's).
+        var w = GatherWindow(limit: 500 * Self.ms, burst: 96, shrink: 2)
+        let perSecond = 500.0
+        var windows: [Int64] = []
+        for _ in 0..<10 {
+            w.adapt(found: Int(perSecond * Double(w.nanoseconds) / 1e9), limit: 500 * Self.ms)
+            windows.append(w.nanoseconds / Self.ms)
+        }
+        #expect(windows == [250, 125, 125, 125, 125, 125, 125, 125, 125, 125])
+        // A window that happens to bring a few more than the burst halves once; the next
+        // brings half as many, inside the band, and the window stays.
+        w.adapt(found: 100, limit: 500 * Self.ms)
+        #expect(w.nanoseconds == 62_500_000)
+        w.adapt(found: 31, limit: 500 * Self.ms)
+        #expect(w.nanoseconds == 62_500_000)
+    }
+
     @Test("a lowered limit takes effect at the next read; zero turns gathering off")
     func followsTheLimit() {
         var w = GatherWindow(limit: 500 * Self.ms, burst: 32)
