@@ -32,6 +32,7 @@ struct TwoGatewaysEndToEndTests {
         let a = try GatewayRoom(id: "room-a", backend: backend, token: tokens[0], extra: workouts)
         let b = try GatewayRoom(id: "room-b", backend: backend, token: tokens[1], extra: workouts)
         var members: [String: String] = [:]    // strap address → member
+        var silentFrom = ""                       // when the straps stopped (UTC, to the second)
 
         // Room A's simulator has 5 straps, room B's the first 3 of the same seed: the same
         // addresses, so 3 straps are heard by both rooms and 2 by room A only.
@@ -105,6 +106,7 @@ struct TwoGatewaysEndToEndTests {
                 }
                 await simB.stop()
                 await simA.stop()
+                silentFrom = String(ISO8601DateFormatter().string(from: Date()).prefix(19))
                 #expect(await eventually(timeout: 90) {
                     guard let oa = await a.outbox(), let ob = await b.outbox() else { return false }
                     return oa.pending == 0 && ob.pending == 0
@@ -119,13 +121,16 @@ struct TwoGatewaysEndToEndTests {
                 #expect(await runB.wait(timeout: 30) == 0)
             }
         }
-        try await checkRecords(database, a, b)
+        try await checkRecords(database, a, b, silentFrom: silentFrom)
         try await checkWorkouts(database, a, b, members: members)
     }
 
     /// Every record a room measured is on the server under its id, or its second belongs to
-    /// the other room; each strap-second has one owner.
-    func checkRecords(_ database: DatabaseURL, _ a: GatewayRoom, _ b: GatewayRoom) async throws {
+    /// the other room; each strap-second has one owner. The one exception is a record still
+    /// pending in the outbox at shutdown that was made after the straps went silent: the HRV
+    /// engine reports on a strap's last minutes every 5 s after it stops, so one of those can
+    /// be appended between the drained outbox and SIGTERM; it waits for the next start.
+    func checkRecords(_ database: DatabaseURL, _ a: GatewayRoom, _ b: GatewayRoom, silentFrom: String) async throws {
         let cachedA = try await a.cached(), cachedB = try await b.cached()
         let (stored, owners) = try await PostgresFixture.withClient(database) { c in
             var stored: [String: (gateway: String, key: String)] = [:]
@@ -145,6 +150,7 @@ struct TwoGatewaysEndToEndTests {
         #expect(cachedA.count > 30 && cachedB.count > 10)
         var lost: [String] = []
         var sharedSecondsB = 0
+        var pendingAfterSilence = 0
         for (room, records) in [("room-a", cachedA), ("room-b", cachedB)] {
             for r in records {
                 let key = "\(r.device)|\(r.source)|\(r.second)"
@@ -152,12 +158,15 @@ struct TwoGatewaysEndToEndTests {
                     if s.gateway != room || owners[key] != room { lost.append("\(room) \(r.id) stored as \(s.gateway)") }
                 } else if let owner = owners[key], owner != room {
                     if room == "room-b" { sharedSecondsB += 1 }
+                } else if r.state == "pending", r.second >= silentFrom {
+                    pendingAfterSilence += 1
                 } else {
-                    lost.append("\(room) \(r.id) \(key) missing")
+                    lost.append("\(room) \(r.id) \(key) missing (cached as \(r.state))")
                 }
             }
         }
         #expect(lost.isEmpty, "records lost or misfiled: \(lost.prefix(10))")
+        print("two gateways: \(stored.count) records on the server; \(pendingAfterSilence) pending at shutdown, made after the straps went silent")
         #expect(stored.count <= cachedA.count + cachedB.count)
         // Nothing twice: every stored record is its second's owner's.
         #expect(stored.values.allSatisfy { owners[$0.key] == $0.gateway })
