@@ -5,16 +5,19 @@ import Timing
 /// as it changes: a new measurement about once a second moves the frame counter.
 struct PolarAdvert {
     static let companyID: UInt16 = 0x006B
-    /// A Polar strap measures once a second; reports come from a 50 ms scan tick, so
-    /// a value is renewed at the first tick at least this long after the last one.
-    static let periodMilliseconds = 950.0
+    /// A Polar strap measures once a second. Reports come from a 50 ms scan tick, so a
+    /// value is renewed at the first tick at or after its due time, and the next is due a
+    /// period after the last was due (not after the tick that renewed it): late ticks on
+    /// a busy machine do not stretch the period, and a scanner still hears a new value
+    /// about every second.
+    static let periodMilliseconds = 1000.0
 
     var bytes: [UInt8]
     /// 0-7, advanced with each new measurement.
     var counter: UInt8
     /// Bumped whenever `bytes` change, so each device object knows whether it is behind.
     var serial = 0
-    /// When the last measurement was taken (monotonic ms).
+    /// When the last measurement was due (monotonic ms).
     var updatedAt = -Double.infinity
     /// The stream's notification count at that measurement.
     var notificationMark = -1
@@ -44,7 +47,8 @@ extension SimulatedBlueZ {
             advert.set(DeviceCatalog.polarBlock(contact: false, counter: advert.counter, fast: 0, slow: 0))
             return
         }
-        guard now - advert.updatedAt >= PolarAdvert.periodMilliseconds else { return }
+        let due = advert.updatedAt + PolarAdvert.periodMilliseconds
+        guard now >= due else { return }
         // Notifications move the stream while they keep coming (the last within 1.5
         // notification periods, at least 1.5 s); the advertisement then only reads it.
         let pumped = straps[s].clockByPump && now - (straps[s].clockAt ?? -.infinity) < 1500 * max(1, 1 / rate)
@@ -58,7 +62,8 @@ extension SimulatedBlueZ {
         } else {
             return
         }
-        advert.updatedAt = now
+        // More than a period late (a stalled machine): start again from now, no burst.
+        advert.updatedAt = now - due < PolarAdvert.periodMilliseconds ? due : now
         advert.notificationMark = straps[s].stream.notificationCount
         let stream = straps[s].stream
         guard stream.contact else {
