@@ -88,9 +88,11 @@ final class RecordPipeline: Sendable {
     /// `hold`: the caller is the AcquireNotify reader, which calls `releaseHeld()` when its
     /// round ends; the records wait for that and go to the sink with the rest of the round.
     ///
-    /// The rate limit is paced by `arrival`, not by when the call comes: a gathering
-    /// window or a dispatcher held up by a crowded bus hands a strap's values over
-    /// together, and they must not count as a burst the strap never sent.
+    /// The rate limit is paced by `arrival`, not by when the call comes: the AcquireNotify
+    /// reader hands a strap's datagrams over a round at a time (a gathering window, or
+    /// longer when its thread is held up), and with their kernel stamps they count at the
+    /// pace they came, not as a burst the strap never sent. A StartNotify value's arrival
+    /// is when the dispatcher read it, so signals it reads late still come as one burst.
     func heartRate(deviceID: String, bytes: UnsafeRawBufferPointer, arrival: UTCTimestamp? = nil, hold: Bool = false) {
         let now = MonotonicClock.seconds()
         let time = arrival ?? UTCTimestamp.now

@@ -26,7 +26,7 @@ struct RatePacingTests {
         }
     }
 
-    @Test("a minute of 1 Hz values handed over at once (a held-up dispatcher) is all admitted; 100 Hz is cut to the burst")
+    @Test("a minute of 1 Hz values handed over at once (a held-up reader) is all admitted; 100 Hz is cut to the burst")
     func backlogIsNotAFlood() {
         let sink = Counting()
         let pipeline = RecordPipeline(sink: sink, hrv: HRVEngineConfiguration())
