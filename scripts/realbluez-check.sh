@@ -15,6 +15,9 @@
 #   run     two straps on three adapters; an adapter holding one powered off: its strap
 #           followed on the free one within 20 s; back on and the other off: the strap
 #           back on it within 30 s; SIGTERM exits 0.
+# If the VM's own Bluetooth stack falls apart during the run (its btvirt emulator or
+# bluetoothd ends, or the controllers leave), the script shows the VM's logs and boots a
+# fresh VM once.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 realbluez=${REALBLUEZ:-../shared/realbluez}
@@ -34,13 +37,38 @@ else
     bin="$(swift build --show-bin-path)/blegate"
 fi
 
-out=$(mktemp -d /tmp/blegate-realbluez.XXXXXX)
-# Six controllers: hci0 the demo peripheral, hci1 the scan/stream central, then hci1 and
-# hci2 heart-rate peripherals and hci3, hci4 and hci5 for blegate run.
-RB_OUT="$out" CLIENT_TIMEOUT=420 BTVIRT_OPTS="-L -l6" "$realbluez/run-hr-demo.sh" -- \
-    bash "$PWD/scripts/realbluez-guest.sh" "$bin" "$(realpath "$realbluez")" || true
-log="$out/client.log"
-[ -s "$log" ] || { echo "realbluez-check: FAILED: no client.log from the VM (logs in $out)" >&2; exit 1; }
+# One VM run; its client.log is what the checks below read.
+boot() {
+    out=$(mktemp -d /tmp/blegate-realbluez.XXXXXX)
+    # Six controllers: hci0 the demo peripheral, hci1 the scan/stream central, then hci1 and
+    # hci2 heart-rate peripherals and hci3, hci4 and hci5 for blegate run.
+    RB_OUT="$out" CLIENT_TIMEOUT=420 BTVIRT_OPTS="-L -l6" "$realbluez/run-hr-demo.sh" -- \
+        bash "$PWD/scripts/realbluez-guest.sh" "$bin" "$(realpath "$realbluez")" || true
+    log="$out/client.log"
+    [ -s "$log" ] || { echo "realbluez-check: FAILED: no client.log from the VM (logs in $out)" >&2; exit 1; }
+}
+# The VM itself fell apart: its btvirt process (every emulated controller) or bluetoothd
+# ended, or every controller left the kernel or bluetoothd, while blegate was being
+# checked. Nothing blegate does through org.bluez or its HCI ioctls ends either process or
+# removes a controller, so such a run says nothing about blegate: show what the VM logged,
+# and boot a fresh VM once.
+collapsed() { grep -qE '^VM .*(btvirt=gone|bluetoothd=gone|controllers=0|adapters=0)' "$log"; }
+evidence() {
+    echo "realbluez-check: the VM's Bluetooth stack fell apart during the run (logs in $out):" >&2
+    grep '^VM ' "$log" | sed 's/^/    /' >&2
+    echo "  btvirt.log (tail):" >&2; tail -n 5 "$out/btvirt.log" 2>/dev/null | sed 's/^/    /' >&2
+    echo "  bluetoothd.log, adapters leaving:" >&2
+    grep -E 'index_removed|Index removed|adapter_remove\(\)|Terminating|exiting' "$out/bluetoothd.log" 2>/dev/null | tail -n 8 | sed 's/^/    /' >&2
+    echo "  dmesg, Bluetooth (tail):" >&2; grep -iE 'bluetooth|hci|vhci|segfault' "$out/dmesg.log" 2>/dev/null | tail -n 8 | sed 's/^/    /' >&2
+}
+boot
+if collapsed; then
+    evidence
+    echo "realbluez-check: booting a fresh VM for a second run" >&2
+    boot
+    if collapsed; then evidence; fi
+fi
+grep '^VM ' "$log" || true
 
 passed=0; failed=0; failures=()
 check() { # description, then a command that must succeed

@@ -7,10 +7,23 @@
 #   realbluez-guest.sh BLEGATE REALBLUEZ-DIR
 bin=$1
 tag() { sed -u "s/^/$1 /"; }
+# The VM's own parts after each stage: its emulated controllers live in one btvirt process,
+# and if that process ends every adapter leaves bluetoothd at once (controllers: the
+# kernel's; adapters: bluetoothd's on D-Bus). The host tells such a
+# collapse of the VM apart from a failure of blegate by these lines.
+vm() {
+    local controllers adapters
+    controllers=$(ls /sys/class/bluetooth 2>/dev/null | grep -cE '^hci[0-9]+$')
+    adapters=$(busctl call org.bluez / org.freedesktop.DBus.ObjectManager GetManagedObjects 2>/dev/null \
+        | grep -o '"org.bluez.Adapter1"' | wc -l)
+    echo "VM $1 btvirt=$(pgrep -x btvirt >/dev/null && echo up || echo gone) bluetoothd=$(pgrep -x bluetoothd >/dev/null && echo up || echo gone) controllers=$controllers adapters=$adapters"
+}
+vm start
 
 echo "GUEST scan"
 "$bin" scan --adapter hci1 --json --timeout 10 2>&1 | tag SCAN
 echo "GUEST scan exit ${PIPESTATUS[0]}"
+vm scan
 
 for notify in acquire start; do
     echo "GUEST stream $notify"
@@ -22,12 +35,14 @@ for notify in acquire start; do
     echo "IMAGE-$notify $(readlink "/proc/$pid/exe")"
     wait "$pid"
     echo "GUEST stream $notify exit $?"
+    vm "stream-$notify"
     sleep 1
 done
 
 echo "GUEST doctor"
 "$bin" doctor --state-directory /tmp 2>&1 | tag DOCTOR
 echo "GUEST doctor exit ${PIPESTATUS[0]}"
+vm doctor
 
 # blegate run with three adapters (hci3, hci4, hci5) following two heart-rate peripherals
 # of its own (HR-Sim-2 on hci1, HR-Sim-3 on hci2; HR-Sim, whose demo peripheral ends with
@@ -48,7 +63,7 @@ done
 echo "RUN peripherals: $(cat /tmp/periph[23].log | grep -c 'advertisement registered') registered"
 # btvirt brings its six controllers up one after another; under a slow emulator the last
 # ones can take a while to reach bluetoothd.
-present() { for a in hci3 hci4 hci5; do busctl introspect org.bluez "/org/bluez/$a" >/dev/null 2>&1 && printf '%s ' "$a"; done; }
+present() { for a in hci3 hci4 hci5; do busctl get-property org.bluez "/org/bluez/$a" org.bluez.Adapter1 Address >/dev/null 2>&1 && printf '%s ' "$a"; done; }
 for _ in $(seq 1 60); do [ "$(present)" = "hci3 hci4 hci5 " ] && break; sleep 1; done
 echo "RUN adapters present: $(present)"
 state=$(mktemp -d /tmp/blegate-run.XXXXXX)
@@ -113,3 +128,4 @@ powered "$free" true
 kill -TERM "$runpid"
 wait "$runpid"
 echo "RUN exit $?"
+vm run
