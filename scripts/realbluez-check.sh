@@ -54,12 +54,15 @@ boot() {
 # and boot a fresh VM once.
 collapsed() { grep -qE '^VM .*(btvirt=gone|bluetoothd=gone|controllers=0|adapters=0)' "$log"; }
 evidence() {
-    echo "realbluez-check: the VM's Bluetooth stack fell apart during the run (logs in $out):" >&2
-    grep '^VM ' "$log" | sed 's/^/    /' >&2
-    echo "  btvirt.log (tail):" >&2; tail -n 5 "$out/btvirt.log" 2>/dev/null | sed 's/^/    /' >&2
-    echo "  bluetoothd.log, adapters leaving:" >&2
-    grep -E 'index_removed|Index removed|adapter_remove\(\)|Terminating|exiting' "$out/bluetoothd.log" 2>/dev/null | tail -n 8 | sed 's/^/    /' >&2
-    echo "  dmesg, Bluetooth (tail):" >&2; grep -iE 'bluetooth|hci|vhci|segfault' "$out/dmesg.log" 2>/dev/null | tail -n 8 | sed 's/^/    /' >&2
+    {
+        echo "realbluez-check: the VM's Bluetooth stack fell apart during the run (logs in $out):"
+        grep '^VM ' "$log" | sed 's/^/    /'
+        echo "  btvirt.log (tail):"; tail -n 5 "$out/btvirt.log" 2>/dev/null | sed 's/^/    /'
+        echo "  bluetoothd.log, adapters leaving:"
+        grep -E 'index_removed|adapter_remove\(\)|Terminating|Exit' "$out/bluetoothd.log" 2>/dev/null | tail -n 8 | sed 's/^/    /'
+        echo "  dmesg, Bluetooth (tail):"
+        grep -iE 'bluetooth|hci|vhci|segfault' "$out/dmesg.log" 2>/dev/null | tail -n 8 | sed 's/^/    /'
+    } >&2 || true
 }
 boot
 if collapsed; then

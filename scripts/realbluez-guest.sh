@@ -16,7 +16,15 @@ vm() {
     controllers=$(ls /sys/class/bluetooth 2>/dev/null | grep -cE '^hci[0-9]+$')
     adapters=$(busctl call org.bluez / org.freedesktop.DBus.ObjectManager GetManagedObjects 2>/dev/null \
         | grep -o '"org.bluez.Adapter1"' | wc -l)
-    echo "VM $1 btvirt=$(pgrep -x btvirt >/dev/null && echo up || echo gone) bluetoothd=$(pgrep -x bluetoothd >/dev/null && echo up || echo gone) controllers=$controllers adapters=$adapters"
+    local btvirt bluetoothd
+    btvirt=$(pgrep -x btvirt >/dev/null && echo up || echo gone)
+    bluetoothd=$(pgrep -x bluetoothd >/dev/null && echo up || echo gone)
+    echo "VM $1 btvirt=$btvirt bluetoothd=$bluetoothd controllers=$controllers adapters=$adapters"
+    # Nothing after this could pass: end here so the host can boot a fresh VM sooner.
+    if [ "$btvirt" = gone ] || [ "$bluetoothd" = gone ] || [ "$controllers" = 0 ] || [ "$adapters" = 0 ]; then
+        echo "VM fell apart after $1: stopping"
+        exit 1
+    fi
 }
 vm start
 
