@@ -9,14 +9,13 @@ bin=$1
 tag() { sed -u "s/^/$1 /"; }
 # The VM's own parts after each stage: its emulated controllers live in one btvirt process,
 # and if that process ends every adapter leaves bluetoothd at once (controllers: the
-# kernel's; adapters: bluetoothd's on D-Bus). The host tells such a
-# collapse of the VM apart from a failure of blegate by these lines.
+# kernel's; adapters: bluetoothd's on D-Bus). The "VM fell apart" line is what tells the
+# host such a collapse of the VM apart from a failure of blegate.
 vm() {
-    local controllers adapters
+    local controllers adapters btvirt bluetoothd
     controllers=$(ls /sys/class/bluetooth 2>/dev/null | grep -cE '^hci[0-9]+$')
     adapters=$(busctl call org.bluez / org.freedesktop.DBus.ObjectManager GetManagedObjects 2>/dev/null \
         | grep -o '"org.bluez.Adapter1"' | wc -l)
-    local btvirt bluetoothd
     btvirt=$(pgrep -x btvirt >/dev/null && echo up || echo gone)
     bluetoothd=$(pgrep -x bluetoothd >/dev/null && echo up || echo gone)
     echo "VM $1 btvirt=$btvirt bluetoothd=$bluetoothd controllers=$controllers adapters=$adapters"
