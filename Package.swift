@@ -51,19 +51,15 @@ let package = Package(
         // Clocks, Duration in seconds and milliseconds, exponential backoff and the seeded
         // generator: the one copy of each, below every other Swift target.
         .target(name: "Timing"),
-        // The gateway's own named threads (dispatcher, notify reader, cache writer, status
-        // socket): one way to start one, without Foundation's `Thread`.
-        .target(name: "Threads"),
-        // Path joining, parents, mkdir -p and sizes on POSIX calls, for the cache and the
-        // gateway's state and socket directories (no Foundation).
-        .target(name: "FilePaths"),
-        // Child processes started with only the descriptors handed over and signals reset
-        // (posix_spawn over CLinux): the private dbus-daemon, the doctor's tools, tests, benchmarks.
-        .target(name: "Spawning", dependencies: ["CLinux"]),
-        .target(name: "DBus", dependencies: ["CDBus", "CLinux", "Threads", "Timing", "PrintableText", "Spawning"]),
+        // What the long-running processes need of Linux beyond the standard library: named
+        // threads for loops that block (dispatcher, notify reader, cache writer), child
+        // processes started with only the descriptors handed over (posix_spawn over CLinux),
+        // malloc arena limits and trimming, and mkdir -p / sizes on POSIX calls.
+        .target(name: "SystemSupport", dependencies: ["CLinux"]),
+        .target(name: "DBus", dependencies: ["CDBus", "CLinux", "SystemSupport", "Timing", "PrintableText"]),
         .target(name: "HCI", dependencies: ["CBluetooth"]),
         // The AcquireNotify sockets of every strap, read on one epoll thread.
-        .target(name: "NotifySocket", dependencies: ["CLinux", "DBus", "Threads", "Timing"]),
+        .target(name: "NotifySocket", dependencies: ["CLinux", "DBus", "SystemSupport", "Timing"]),
         // A connection, prepared statements and transactions over CSQLite, run on serial
         // queues off the cooperative pool: the cache's whole database layer, no Foundation.
         .target(name: "SQLite", dependencies: ["CSQLite"]),
@@ -81,16 +77,18 @@ let package = Package(
         // Outside text (device names, backend messages) made safe to print.
         .target(name: "PrintableText"),
         .target(name: "BlueZ", dependencies: ["DBus", "PrintableText"]),
-        // The cache-to-sync contract, so neither side depends on the other; and the backend
-        // contract's checks of ids, times and every item a gateway sends, which both backends judge with.
+        // The cache-to-sync contract, so neither side depends on the other.
         .target(name: "Outbox", dependencies: ["WearMetrics", "JSON"]),
+        // The backend contract's checks of ids, times and every item a gateway sends
+        // (docs/backend-openapi.yaml): both backends judge with them.
+        .target(name: "BackendContract", dependencies: ["WearMetrics", "JSON"]),
         // Reconnect pacing, slots and device selection: pure policy, no bus.
         .target(name: "LinkPolicy", dependencies: ["Timing", "PrintableText"]),
-        // Malloc arenas and trimming for the long-running processes.
-        .target(name: "ProcessTuning"),
-        // The BlueZ client that keeps straps connected (stream, run).
+        // The strap links: the BlueZ client that finds straps, keeps them connected across
+        // adapters within each one's learned link limit and turns notifications into
+        // records (used by `blegate stream` and `blegate run`).
         .target(
-            name: "Gateway",
+            name: "StrapLinks",
             dependencies: ["DBus", "NotifySocket", "BlueZ", "GATT", "HRV", "WearMetrics", "Normalization", "LinkPolicy", "Timing"]
         ),
         // The gateway's HTTP/1.1 client for its one backend: a keep-alive connection, one
@@ -111,7 +109,8 @@ let package = Package(
         .target(
             name: "Doctor",
             dependencies: [
-                "CTimex", "JSON", "DBus", "BlueZ", "HCI", "Spawning", "BackendHTTP",
+                "CTimex", "JSON", "DBus", "BlueZ", "HCI", "SystemSupport", "BackendHTTP",
+                .product(name: "CompressNIO", package: "compress-nio"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
             ]
@@ -122,7 +121,7 @@ let package = Package(
         .target(
             name: "Cache",
             dependencies: [
-                "WearMetrics", "Outbox", "JSON", "FilePaths", "Threads", "Timing", "SQLite",
+                "WearMetrics", "Outbox", "JSON", "SystemSupport", "Timing", "SQLite",
                 .product(name: "Crypto", package: "swift-crypto"),
             ],
             // A file uses only what it imports, so Foundation stays in the two files that name it.
@@ -133,6 +132,7 @@ let package = Package(
             name: "Sync",
             dependencies: [
                 "Outbox", "WearMetrics", "JSON", "PrintableText", "Timing", "BackendHTTP",
+                .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "CompressNIO", package: "compress-nio"),
@@ -153,7 +153,7 @@ let package = Package(
         .target(
             name: "TestBackend",
             dependencies: [
-                "Outbox", "WearMetrics", "JSON", "Timing", "HTTPListening",
+                "Outbox", "BackendContract", "WearMetrics", "JSON", "Timing", "HTTPListening",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Logging", package: "swift-log"),
@@ -180,11 +180,12 @@ let package = Package(
                 .product(name: "NIOHTTP1", package: "swift-nio"),
             ]
         ),
-        // `blegate run`: straps → cache → backend as one service group, status socket.
+        // `blegate run`: straps → cache → backend as one service group, the wall, classes,
+        // the status socket.
         .target(
-            name: "GatewayService",
+            name: "BlegateRun",
             dependencies: [
-                "Gateway", "Cache", "Config", "Sync", "DBus", "HCI", "LinkPolicy", "HRV", "WearMetrics", "ProcessTuning", "Wall", "Effort", "Classes", "Outbox", "Workouts", "PrintableText", "JSON", "FilePaths", "Threads", "Timing",
+                "StrapLinks", "Cache", "Config", "Sync", "DBus", "HCI", "LinkPolicy", "HRV", "WearMetrics", "Wall", "Effort", "Classes", "Outbox", "Workouts", "PrintableText", "JSON", "SystemSupport", "Timing",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -204,7 +205,7 @@ let package = Package(
         .target(
             name: "BlegateServer",
             dependencies: [
-                "JSON", "Outbox", "HTTPListening",
+                "JSON", "Outbox", "BackendContract", "HTTPListening",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
@@ -226,11 +227,11 @@ let package = Package(
             ]
         ),
 
-        // `blegate scan` and `blegate stream`, shared by both executables below.
+        // The command line of `blegate scan` and `blegate stream`, shared by both executables below.
         .target(
-            name: "LinkCommands",
+            name: "ScanStreamCommands",
             dependencies: [
-                "DBus", "BlueZ", "GATT", "HRV", "JSON", "WearMetrics", "Gateway", "LinkPolicy", "HCI",
+                "DBus", "BlueZ", "GATT", "HRV", "JSON", "WearMetrics", "StrapLinks", "LinkPolicy", "HCI",
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
             ]
         ),
@@ -238,13 +239,13 @@ let package = Package(
         // for those two commands so a stream holds only the stream path in memory.
         .executableTarget(
             name: "blegate-stream",
-            dependencies: ["LinkCommands", "ProcessTuning"]
+            dependencies: ["ScanStreamCommands", "SystemSupport"]
         ),
         .executableTarget(
             name: "blegate",
             dependencies: [
-                "LinkCommands", "DBus", "GATT", "HRV", "JSON", "WearMetrics", "Simulator", "Gateway", "LinkPolicy",
-                "Doctor", "Config", "Cache", "GatewayService", "Sync", "ProcessTuning", "Classes", "Workouts", "Timing",
+                "ScanStreamCommands", "DBus", "GATT", "HRV", "JSON", "WearMetrics", "Simulator", "StrapLinks", "LinkPolicy",
+                "Doctor", "Config", "Cache", "BlegateRun", "Sync", "SystemSupport", "Classes", "Workouts", "Timing",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -253,7 +254,7 @@ let package = Package(
             name: "blegate-bench",
             dependencies: [
                 "DBus", "Simulator", "GATT", "HRV", "WearMetrics", "Normalization", "Cache", "Outbox", "Sync", "TestBackend",
-                "GatewayService", "Gateway", "Config", "Spawning", "Timing",
+                "BlegateRun", "StrapLinks", "Config", "SystemSupport", "Timing",
                 .product(name: "Logging", package: "swift-log"),
             ],
             path: "Benchmarks/blegate-bench"
@@ -262,13 +263,13 @@ let package = Package(
         // Shared by the test targets: running the real binary, background processes.
         .target(
             name: "BlegateTestSupport",
-            dependencies: ["Simulator", "DBus", "GATT", "WearMetrics", "Normalization", "Spawning", "Timing"],
+            dependencies: ["Simulator", "DBus", "GATT", "WearMetrics", "Normalization", "SystemSupport", "Timing"],
             path: "Tests/Support"
         ),
 
         .testTarget(name: "DBusTests", dependencies: ["DBus", "Timing", "BlegateTestSupport"]),
         .testTarget(name: "SQLiteTests", dependencies: ["SQLite"]),
-        .testTarget(name: "FilePathsTests", dependencies: ["FilePaths"]),
+        .testTarget(name: "SystemSupportTests", dependencies: ["SystemSupport"]),
         .testTarget(name: "NotifySocketTests", dependencies: ["NotifySocket", "DBus", "BlegateTestSupport", "Timing"]),
         .testTarget(name: "HCITests", dependencies: ["HCI"]),
         .testTarget(name: "GATTTests", dependencies: ["GATT", "JSON", "Timing"]),
@@ -277,10 +278,10 @@ let package = Package(
         .testTarget(name: "SimulatorTests", dependencies: ["Simulator", "DBus", "BlegateTestSupport", "Timing"]),
         .testTarget(name: "BlueZTests", dependencies: ["BlueZ", "Simulator", "DBus", "BlegateTestSupport"]),
         .testTarget(name: "LinkPolicyTests", dependencies: ["LinkPolicy", "Timing"]),
-        .testTarget(name: "LinkCommandsTests", dependencies: ["LinkCommands", "DBus"]),
+        .testTarget(name: "ScanStreamCommandsTests", dependencies: ["ScanStreamCommands", "DBus"]),
         .testTarget(
-            name: "GatewayTests",
-            dependencies: ["Gateway", "Simulator", "DBus", "BlueZ", "GATT", "WearMetrics", "LinkPolicy", "BlegateTestSupport", "HRV"]
+            name: "StrapLinksTests",
+            dependencies: ["StrapLinks", "Simulator", "DBus", "BlueZ", "GATT", "WearMetrics", "LinkPolicy", "BlegateTestSupport", "HRV"]
         ),
         // The backend client against loopback servers, plain and TLS (certificates by `openssl`).
         .testTarget(
@@ -320,7 +321,7 @@ let package = Package(
         .testTarget(
             name: "ServerTests",
             dependencies: [
-                "BlegateServer", "JSON", "BlegateTestSupport", "BackendHTTP", "TestBackend", "DBus", "Simulator",
+                "BlegateServer", "BackendContract", "JSON", "BlegateTestSupport", "BackendHTTP", "TestBackend", "DBus", "Simulator",
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "CompressNIO", package: "compress-nio"),
@@ -335,8 +336,8 @@ let package = Package(
         .testTarget(
             name: "RunTests",
             dependencies: [
-                "GatewayService", "Simulator", "DBus", "BlueZ", "TestBackend", "Cache", "Config", "Sync", "GATT", "WearMetrics",
-                "BlegateTestSupport", "Normalization", "Outbox", "Gateway", "JSON", "Timing", "Classes",
+                "BlegateRun", "Simulator", "DBus", "BlueZ", "TestBackend", "Cache", "Config", "Sync", "GATT", "WearMetrics",
+                "BlegateTestSupport", "Normalization", "Outbox", "StrapLinks", "JSON", "Timing", "Classes",
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),

@@ -16,6 +16,6 @@ release="$(scripts/build-release.sh | tail -n 1)"
 echo "test: the process-level suites against the release binaries in $release"
 BLEGATE_BIN_DIR="$release" swift test --skip-build \
     --filter 'RunTests\.' \
-    --filter 'GatewayTests\.StreamEndToEndTests' \
+    --filter 'StrapLinksTests\.StreamEndToEndTests' \
     --filter 'BlueZTests\.ScanCommandTests' \
     --filter 'DeploymentTests\.'

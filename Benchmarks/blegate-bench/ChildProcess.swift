@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-import Spawning
+import SystemSupport
 #if canImport(Glibc)
 import Glibc
 #endif

@@ -1,5 +1,5 @@
 import DBus
-import Spawning
+import SystemSupport
 import Synchronization
 #if canImport(Glibc)
 import Glibc

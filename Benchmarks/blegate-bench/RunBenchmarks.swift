@@ -4,8 +4,8 @@ import Config
 import DBus
 import Foundation
 import GATT
-import Gateway
-import GatewayService
+import StrapLinks
+import BlegateRun
 import Logging
 import Simulator
 import Sync

@@ -3,6 +3,7 @@ import Hummingbird
 import JSON
 import NIOCore
 import Outbox
+import BackendContract
 
 /// `GET /api/v1/members/{client_id}/workouts|heart-rate|workouts.csv`: a member's history
 /// for the staff and a coach, paged with an opaque cursor (`next_cursor`, then `?cursor=`).
@@ -103,7 +104,7 @@ struct ReadEndpoints {
         var s = s
         if let f = s.first, "=+-@".contains(f), Double(s) == nil { s = "'" + s }
         guard s.contains(where: { $0 == "," || $0 == "\"" || $0 == "\n" || $0 == "\r" }) else { return s }
-        return "\"" + s.replacingAll("\"", with: "\"\"") + "\""
+        return "\"" + s.replacing("\"", with: "\"\"") + "\""
     }
 
     static func fileSafe(_ s: String) -> String {
@@ -112,12 +113,6 @@ struct ReadEndpoints {
 }
 
 extension String {
-    func replacingAll(_ target: Character, with replacement: String) -> String {
-        var out = ""
-        for c in self { if c == target { out += replacement } else { out.append(c) } }
-        return out
-    }
-
     var removingPercentEncoding: String? {
         var out: [UInt8] = []
         var bytes = Array(utf8)[...]

@@ -5,6 +5,7 @@ import JSON
 import Logging
 import NIOCore
 import Outbox
+import BackendContract
 
 /// Routes every request: the gateway contract (docs/backend-openapi.yaml), the staff's
 /// read endpoints and page, and a health check for load balancers.

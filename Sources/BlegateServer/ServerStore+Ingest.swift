@@ -2,6 +2,7 @@
 import JSON
 import Outbox
 import PostgresNIO
+import BackendContract
 
 /// The batch answer of every ingest endpoint: `inserted + duplicates + rejected.count` is
 /// the number of items sent.

@@ -2,6 +2,7 @@
 import JSON
 import Outbox
 import PostgresNIO
+import BackendContract
 
 /// A position in a paged list: the sort key of the last item returned, as
 /// `<ISO 8601 time>_<uuid>`, opaque to callers.

@@ -2,6 +2,7 @@
 import JSON
 import Outbox
 import PostgresNIO
+import BackendContract
 
 extension ServerStore {
     /// Source workouts closer than this (gap between one's end and the next one's start)

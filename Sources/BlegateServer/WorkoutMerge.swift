@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 import JSON
 import Outbox
+import BackendContract
 
 /// One member's workout of one class as heard by several gateways, made into one
 /// (docs/server.md, "Workouts heard by two gateways").

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-import FilePaths
+import SystemSupport
 import SQLite
 import WearMetrics
 

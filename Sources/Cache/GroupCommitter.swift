@@ -2,7 +2,7 @@
 import Glibc
 import SQLite
 import Synchronization
-import Threads
+import SystemSupport
 import Timing
 import WearMetrics
 

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 import Glibc
-import FilePaths
+import SystemSupport
 import SQLite
 import Synchronization
 import WearMetrics

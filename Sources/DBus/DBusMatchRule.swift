@@ -66,7 +66,7 @@ public struct DBusMatchRule: Sendable, Hashable {
     /// The specification's quoting: inside single quotes everything is literal, and an
     /// apostrophe is written outside them as \' (so a'b becomes 'a'\''b').
     public static func quote(_ value: String) -> String {
-        "'" + value.replacingAll("'", with: "'\\''") + "'"
+        "'" + value.replacing("'", with: "'\\''") + "'"
     }
 
     /// True when the rule looks at the body (argN, argNpath, arg0namespace).

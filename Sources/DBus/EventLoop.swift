@@ -4,7 +4,7 @@ import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
-import Threads
+import SystemSupport
 import Timing
 
 /// The dispatcher thread of one connection.

@@ -1,4 +1,4 @@
-import Spawning
+import SystemSupport
 import Synchronization
 #if canImport(Glibc)
 import Glibc

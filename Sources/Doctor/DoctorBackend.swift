@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 import BackendHTTP
+import CompressNIO
 import NIOCore
 import NIOHTTP1
 
@@ -18,7 +19,12 @@ package enum DoctorBackend {
         request.headers.add(name: "Authorization", value: "Bearer \(token)")
         request.headers.add(name: "Content-Type", value: "application/json")
         request.headers.add(name: "Content-Encoding", value: "gzip")
-        request.body = ByteBuffer(bytes: StoredGzip.encode(BackendProbe.body(gatewayID: gatewayID)))
+        var plain = ByteBuffer(bytes: BackendProbe.body(gatewayID: gatewayID))
+        do {
+            request.body = try plain.compress(with: .gzip())
+        } catch {
+            return checks + [.fail("backend", "could not gzip the probe: \(error)", fix: nil)]
+        }
         // The same client as `blegate run`'s, so the check sees what the gateway would.
         let client = BackendHTTPClient(connectTimeout: .seconds(timeout), answerLimit: 64 * 1024)
         do {

@@ -40,26 +40,26 @@ public enum BlueZErrorKind: String, Sendable, Hashable, CaseIterable {
 
     public static func classify(name: String, message: String) -> BlueZErrorKind {
         let m = message.lowercased()
-        if name.hasSuffix(".InProgress") || m.includes("in progress") { return .inProgress }
-        if m.includes("abort-by-local") { return .abortByLocal }
+        if name.hasSuffix(".InProgress") || m.contains("in progress") { return .inProgress }
+        if m.contains("abort-by-local") { return .abortByLocal }
         if name.hasSuffix(".NoReply") || name.hasSuffix(".Timeout") || name.hasSuffix(".TimedOut")
-            || m.includes("timeout") || m.includes("timed out") {
+            || m.contains("timeout") || m.contains("timed out") {
             return .timeout
         }
         if name.hasSuffix(".ServiceUnknown") || name.hasSuffix(".NameHasNoOwner") { return .noBluetoothd }
-        if m.includes("rfkill") { return .rfkillBlocked }
-        if name.hasSuffix(".NotReady") || m.includes("not ready") || m.includes("not-powered") || m.includes("not powered") {
+        if m.contains("rfkill") { return .rfkillBlocked }
+        if name.hasSuffix(".NotReady") || m.contains("not ready") || m.contains("not-powered") || m.contains("not powered") {
             return .notReady
         }
-        if m.includes("notify acquired") { return .notifyAcquired }
-        if name.hasSuffix(".NotConnected") || m.includes("not connected") { return .notConnected }
+        if m.contains("notify acquired") { return .notifyAcquired }
+        if name.hasSuffix(".NotConnected") || m.contains("not connected") { return .notConnected }
         if name.hasSuffix(".DoesNotExist") || name.hasSuffix(".UnknownObject") || name.hasSuffix(".UnknownMethod") {
             return .doesNotExist
         }
         if name.hasSuffix(".NotSupported") { return .notSupported }
         if name.hasSuffix(".NotPermitted") || name.hasSuffix(".NotAuthorized") { return .notPermitted }
         if name.hasSuffix(".AlreadyExists") { return .alreadyExists }
-        if m.includes("no discovery started") { return .noDiscoveryStarted }
+        if m.contains("no discovery started") { return .noDiscoveryStarted }
         if name.hasSuffix(".Failed") { return .failed }
         return .other
     }

@@ -1,7 +1,7 @@
 import CLinux
 import DBus
 import Synchronization
-import Threads
+import SystemSupport
 import Timing
 #if canImport(Glibc)
 import Glibc

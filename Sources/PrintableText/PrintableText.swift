@@ -44,7 +44,7 @@ public enum PrintableText {
 
     /// `https://user:secret@host/` → `https://***@host/`: a URL as it may be printed.
     public static func redactingCredentials(_ url: String) -> String {
-        guard let scheme = Substring(url).textRange(of: "://") else { return url }
+        guard let scheme = url.firstRange(of: "://") else { return url }
         let rest = url[scheme.upperBound...]
         let authorityEnd = rest.firstIndex(where: { $0 == "/" || $0 == "?" || $0 == "#" }) ?? rest.endIndex
         guard let at = rest[..<authorityEnd].lastIndex(of: "@") else { return url }
@@ -53,7 +53,7 @@ public enum PrintableText {
 
     /// `text` with every occurrence of `secret` replaced (a backend echoing the token).
     public static func redacting(_ secret: String?, in text: String) -> String {
-        guard let secret, secret.count >= 4, text.includes(secret) else { return text }
-        return text.replacingAll(secret, with: "<token>")
+        guard let secret, secret.count >= 4, text.contains(secret) else { return text }
+        return text.replacing(secret, with: "<token>")
     }
 }

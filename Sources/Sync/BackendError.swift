@@ -71,7 +71,7 @@ public struct BackendError: Error, Sendable, CustomStringConvertible {
 
     /// Every `scheme://user:secret@host` in `text` with the credentials hidden.
     static func redactingURLs(_ text: String) -> String {
-        guard text.includes("@"), text.includes("://") else { return text }
+        guard text.contains("@"), text.contains("://") else { return text }
         return text.split(separator: " ", omittingEmptySubsequences: false)
             .map { PrintableText.redactingCredentials(String($0)) }.joined(separator: " ")
     }

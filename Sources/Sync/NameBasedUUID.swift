@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: MIT
+import Crypto
 
 /// Name-based UUIDs (RFC 9562 §5.5, version 5).
 public enum NameBasedUUID {
@@ -10,7 +11,7 @@ public enum NameBasedUUID {
     /// namespace is not a UUID.
     public static func v5(namespace: String, name: String) -> String? {
         guard let ns = parse(namespace) else { return nil }
-        var digest = SHA1.hash(ns + Array(name.utf8))
+        var digest = Array(Insecure.SHA1.hash(data: ns + Array(name.utf8)))
         digest[6] = digest[6] & 0x0F | 0x50
         digest[8] = digest[8] & 0x3F | 0x80
         return format(Array(digest[0..<16]))

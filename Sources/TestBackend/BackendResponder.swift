@@ -5,6 +5,7 @@ import Hummingbird
 import NIOCore
 import Outbox
 import Timing
+import BackendContract
 
 /// Answers the contract's endpoints (docs/backend-openapi.yaml) and the `/_admin` ones.
 struct BackendResponder: HTTPResponder {

@@ -4,6 +4,7 @@ import Glibc
 #endif
 import Outbox
 import Synchronization
+import BackendContract
 
 /// Everything the test backend holds: accepted records and samples (each id once), pairing
 /// codes, and a log of requests. With a data file, every accepted item is appended as one

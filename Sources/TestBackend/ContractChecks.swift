@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 import JSON
 import Outbox
+import BackendContract
 
 /// The contract's checks of records, workouts, profile metrics and samples are
 /// `ContractValidation`'s, which blegate-server judges with too; they read the JSON target's

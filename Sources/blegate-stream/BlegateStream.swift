@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
-import LinkCommands
-import ProcessTuning
+import ScanStreamCommands
+import SystemSupport
 
 /// `blegate scan` and `blegate stream` in a process of their own.
 ///

@@ -1,5 +1,5 @@
 import ArgumentParser
-import LinkCommands
+import ScanStreamCommands
 
 struct Blegate: AsyncParsableCommand {
     static let configuration = CommandConfiguration(

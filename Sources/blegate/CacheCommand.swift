@@ -4,7 +4,7 @@ import ArgumentParser
 import Cache
 import Config
 import GATT
-import LinkCommands
+import ScanStreamCommands
 import WearMetrics
 import Timing
 

@@ -2,9 +2,9 @@
 import ArgumentParser
 import Classes
 import Config
-import GatewayService
+import BlegateRun
 import JSON
-import LinkCommands
+import ScanStreamCommands
 
 /// `blegate class`, `blegate class start`, `blegate class stop`: staff run a class by hand
 /// through the running gateway (the timetable in `[[classes]]` needs no command).

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 import ArgumentParser
-import LinkCommands
+import ScanStreamCommands
 
 /// What swift-argument-parser's own `main()` does (parse from the root, run, exit with
 /// the command's status), with the main thread parked instead of ending in

@@ -5,7 +5,7 @@ import GATT
 
 #if canImport(Glibc)
 import Glibc
-import LinkCommands
+import ScanStreamCommands
 #endif
 
 /// `blegate decode <characteristic> <hex>`: decode one payload and print its fields as

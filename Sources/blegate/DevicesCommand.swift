@@ -3,7 +3,7 @@ import JSON
 import ArgumentParser
 import Cache
 import GATT
-import LinkCommands
+import ScanStreamCommands
 import WearMetrics
 
 /// `blegate devices`: the device registry with each device's member and backlog.

@@ -5,7 +5,7 @@ import DBus
 import Doctor
 #if canImport(Glibc)
 import Glibc
-import LinkCommands
+import ScanStreamCommands
 #endif
 
 /// `blegate doctor`: everything that stands between a strap and the backend, checked

@@ -2,8 +2,8 @@
 import ArgumentParser
 import Cache
 import Config
-import GatewayService
-import LinkCommands
+import BlegateRun
+import ScanStreamCommands
 
 /// `--config` and `--state-dir`, shared by every command that works on the gateway's
 /// files. Without `--config`, a missing default file means the defaults, so the cache

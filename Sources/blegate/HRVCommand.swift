@@ -6,7 +6,7 @@ import HRV
 
 #if canImport(Glibc)
 import Glibc
-import LinkCommands
+import ScanStreamCommands
 #endif
 
 /// `blegate hrv [--window S] [FILE]`: HRV of a recorded RR series, through the same

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 import ArgumentParser
-import LinkCommands
+import ScanStreamCommands
 
 /// `scan` and `stream` as `blegate --help` lists them. Their options are declared and
 /// parsed in LinkCommands (`LinkOption`), for the lean `blegate-stream` that `blegate`

@@ -1,5 +1,5 @@
 import GATT
-import Gateway
+import StrapLinks
 import LinkPolicy
 import Synchronization
 import WearMetrics

@@ -2,9 +2,9 @@
 import ArgumentParser
 import Cache
 import Config
-import GatewayService
+import BlegateRun
 import JSON
-import LinkCommands
+import ScanStreamCommands
 import Sync
 
 /// `blegate pair --device ADDR --code CODE`: a member's pairing code becomes the client

@@ -2,10 +2,10 @@
 import ArgumentParser
 import Config
 import DBus
-import Gateway
-import ProcessTuning
-import GatewayService
-import LinkCommands
+import StrapLinks
+import SystemSupport
+import BlegateRun
+import ScanStreamCommands
 import Logging
 #if canImport(Glibc)
 import Glibc

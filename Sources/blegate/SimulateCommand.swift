@@ -1,5 +1,5 @@
 import ArgumentParser
-import LinkCommands
+import ScanStreamCommands
 import DBus
 import Simulator
 #if canImport(Glibc)

@@ -2,9 +2,9 @@
 import ArgumentParser
 import Cache
 import Config
-import Gateway
-import GatewayService
-import LinkCommands
+import StrapLinks
+import BlegateRun
+import ScanStreamCommands
 
 /// `blegate status`: live from the running gateway over its socket, or from the cache
 /// database when it is not running.

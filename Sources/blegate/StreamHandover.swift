@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-import LinkCommands
+import ScanStreamCommands
 #if canImport(Glibc)
 import Glibc
 #endif

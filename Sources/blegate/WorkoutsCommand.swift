@@ -3,7 +3,7 @@ import ArgumentParser
 import Cache
 import Config
 import JSON
-import LinkCommands
+import ScanStreamCommands
 
 /// `blegate workouts`: what members got from their classes, and whether the backend has it.
 struct WorkoutsCommand: AsyncParsableCommand {

@@ -108,7 +108,7 @@ struct InstallScriptTests {
 
         // 2. Second run: the owner's config and token stay; a loosened token is fixed;
         //    adapter_reset = true in the config brings the drop-in.
-        let edited = (Support.read(root + "/etc/blegate/blegate.toml") ?? "").replacingAll("# adapter_reset = false", with: "adapter_reset = true").replacingAll("adapter_reset = false", with: "adapter_reset = true") + "# edited by the owner\n"
+        let edited = (Support.read(root + "/etc/blegate/blegate.toml") ?? "").replacing("# adapter_reset = false", with: "adapter_reset = true").replacing("adapter_reset = false", with: "adapter_reset = true") + "# edited by the owner\n"
         Support.write(root + "/etc/blegate/blegate.toml", edited)
         Support.write(root + "/etc/blegate/token", "secret-token\n")
         chmod(root + "/etc/blegate/token", 0o644)

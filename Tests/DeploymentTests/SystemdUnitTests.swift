@@ -14,7 +14,7 @@ struct SystemdUnitTests {
         let unit = try #require(Support.read(Support.projectRoot + "/scripts/systemd/blegate.service"))
         try #require(unit.contains("ExecStart=/usr/local/bin/blegate run --config /etc/blegate/blegate.toml"))
         try #require(access(Support.blegateBinary, X_OK) == 0, "no blegate binary at \(Support.blegateBinary)")
-        Support.write(dir + "/blegate.service", unit.replacingAll("/usr/local/bin/blegate", with: Support.blegateBinary))
+        Support.write(dir + "/blegate.service", unit.replacing("/usr/local/bin/blegate", with: Support.blegateBinary))
         if dropIn {
             mkdir(dir + "/blegate.service.d", 0o755)
             let conf = try #require(Support.read(Support.projectRoot + "/scripts/systemd/adapter-reset.conf"))

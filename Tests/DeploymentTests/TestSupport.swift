@@ -16,7 +16,7 @@ enum Support {
         ["/usr/bin", "/bin", "/usr/sbin", "/sbin"].contains { access("\($0)/\(name)", X_OK) == 0 }
     }
 
-    static func quote(_ s: String) -> String { "'" + s.replacingAll("'", with: "'\\''") + "'" }
+    static func quote(_ s: String) -> String { "'" + s.replacing("'", with: "'\\''") + "'" }
 
     /// Runs a shell command line, stderr merged into stdout, on a Dispatch thread (so
     /// the cooperative pool, which other suites share, is never blocked).
@@ -70,29 +70,5 @@ enum Support {
         let n = readlink(path, &buf, buf.count - 1)
         guard n >= 0 else { return nil }
         return String(decoding: buf[0..<n].map { UInt8(bitPattern: $0) }, as: UTF8.self)
-    }
-}
-
-extension String {
-    func replacingAll(_ target: String, with replacement: String) -> String {
-        var out = ""
-        var rest = Substring(self)
-        while let r = rest.range(of: target) {
-            out += rest[..<r.lowerBound] + replacement
-            rest = rest[r.upperBound...]
-        }
-        return out + rest
-    }
-}
-
-extension Substring {
-    func range(of target: String) -> Range<Substring.Index>? {
-        guard !target.isEmpty else { return nil }
-        var i = startIndex
-        while i < endIndex {
-            if self[i...].hasPrefix(target) { return i..<(index(i, offsetBy: target.count)) }
-            i = index(after: i)
-        }
-        return nil
     }
 }

@@ -254,22 +254,10 @@ struct HostPieceTests {
         #expect(try TokenFile.read(path: path) == "s3cret-token")
     }
 
-    @Test("stored gzip: CRC-32 check value, and gzip -d gets the bytes back")
-    func gzip() throws {
-        #expect(StoredGzip.crc32(Array("123456789".utf8)) == 0xCBF4_3926)
+    @Test("the probe's body: the contract's empty batch")
+    func probeBody() throws {
         let body = BackendProbe.body(gatewayID: "gym \"north\"")
         #expect(String(decoding: body, as: UTF8.self) == "{\"gateway_id\":\"gym \\\"north\\\"\",\"records\":[]}")
-        for payload in [body, [UInt8](), [UInt8](repeating: 0x41, count: 70_000)] {
-            var template = Array("/tmp/blegate-gz.XXXXXX".utf8CString)
-            let fd = mkstemp(&template)
-            let path = String(decoding: template.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
-            defer { unlink(path) }
-            let gz = StoredGzip.encode(payload)
-            _ = gz.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
-            close(fd)
-            let out = shellBlocking("gzip -dc < '\(path)' | wc -c; gzip -t < '\(path)' && echo intact").out
-            #expect(out == "\(payload.count)\nintact\n", "\(payload.count) bytes: \(out)")
-        }
     }
 
     @Test("backend answers in words")

@@ -2,8 +2,8 @@
 import BlegateTestSupport
 import Foundation
 import GATT
-import Gateway
-import GatewayService
+import StrapLinks
+import BlegateRun
 import Normalization
 import Simulator
 import Testing

@@ -2,7 +2,7 @@
 import BlegateTestSupport
 import DBus
 import Foundation
-import GatewayService
+import BlegateRun
 import Simulator
 import Testing
 import TestBackend

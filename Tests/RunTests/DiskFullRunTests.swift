@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 import BlegateTestSupport
 import Foundation
-import GatewayService
+import BlegateRun
 import Testing
 #if canImport(Glibc)
 import Glibc

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-@testable import GatewayService
+@testable import BlegateRun
 import Sync
 import Testing
 import WearMetrics

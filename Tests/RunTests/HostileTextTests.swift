@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 import BlegateTestSupport
-import GatewayService
+import BlegateRun
 import JSON
 import Testing
 #if canImport(Glibc)

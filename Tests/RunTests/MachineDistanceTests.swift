@@ -2,7 +2,7 @@
 import BlegateTestSupport
 import Cache
 import Classes
-@testable import GatewayService
+@testable import BlegateRun
 import Synchronization
 import TestBackend
 import Testing

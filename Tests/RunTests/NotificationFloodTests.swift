@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 import BlegateTestSupport
 import Foundation
-import GatewayService
+import BlegateRun
 import JSON
 import Simulator
 import Testing
@@ -56,10 +56,10 @@ struct NotificationFloodTests {
             // Memory before the flood, after the warm-up (HRV windows, page caches).
             var before: [Int] = []
             for _ in 0..<8 {
-                before.append(residentKiB(run.pid) ?? 0)
+                before.append(try #require(residentKiB(run.pid), "the gateway's /proc status has a VmRSS line"))
                 try await Task.sleep(for: .seconds(1))
             }
-            let baseline = before.max() ?? 0
+            let baseline = try #require(before.max())
 
             // Per path: two straps flood with 64 KiB values, one with 512-byte values at
             // 50 Hz; the last is calm.
@@ -75,7 +75,7 @@ struct NotificationFloodTests {
             let started = ContinuousClock.now
             var peak = 0
             for _ in 0..<40 {
-                peak = max(peak, residentKiB(run.pid) ?? 0)
+                peak = max(peak, try #require(residentKiB(run.pid), "the gateway's /proc status has a VmRSS line"))
                 try await Task.sleep(for: .seconds(1))
             }
             let end = try await f.status()

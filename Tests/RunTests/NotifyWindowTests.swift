@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 import BlegateTestSupport
-import GatewayService
+import BlegateRun
 import Testing
 #if canImport(Glibc)
 import Glibc

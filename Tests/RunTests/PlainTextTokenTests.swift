@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-@testable import GatewayService
+@testable import BlegateRun
 import Testing
 
 /// The decision behind the start-up warning about a bearer token sent over plain HTTP.

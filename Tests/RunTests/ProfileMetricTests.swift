@@ -3,7 +3,7 @@ import BlegateTestSupport
 import Cache
 import Foundation
 import GATT
-import GatewayService
+import BlegateRun
 import Normalization
 import Outbox
 import Sync

@@ -4,7 +4,7 @@ import BlueZ
 import Cache
 import DBus
 import Foundation
-import GatewayService
+import BlegateRun
 import Simulator
 import Testing
 #if canImport(Glibc)

@@ -3,7 +3,7 @@ import BlegateTestSupport
 import DBus
 import Foundation
 import GATT
-import GatewayService
+import BlegateRun
 import Simulator
 import Testing
 import TestBackend

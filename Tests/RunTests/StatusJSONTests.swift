@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 import Foundation
-@testable import GatewayService
+@testable import BlegateRun
 import JSON
 import Testing
 import WearMetrics

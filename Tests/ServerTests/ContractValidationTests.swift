@@ -3,6 +3,7 @@ import BlegateServer
 import JSON
 import TestBackend
 import Testing
+import BackendContract
 
 /// Both backends judge what a gateway sends with the one implementation of the contract's
 /// checks (`Outbox.ContractValidation`): the same table of bad items is rejected by each

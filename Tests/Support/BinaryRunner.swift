@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-import Spawning
+import SystemSupport
 import Dispatch
 import Foundation
 #if canImport(Glibc)

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 import DBus
-@testable import LinkCommands
+@testable import ScanStreamCommands
 import Testing
 
 @Suite("scan's exit statuses for bluetoothd's refusals of discovery")

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 import Cache
-import Gateway
+import StrapLinks
 import WearMetrics
 
 /// The record sink of `blegate run`: every record goes to the cache's group committer

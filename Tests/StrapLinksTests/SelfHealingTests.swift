@@ -2,7 +2,7 @@
 import BlegateTestSupport
 import BlueZ
 import DBus
-import Gateway
+import StrapLinks
 import LinkPolicy
 import Simulator
 import Synchronization

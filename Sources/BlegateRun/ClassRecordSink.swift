@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-import Gateway
+import StrapLinks
 import WearMetrics
 
 /// Hands every record to the next sink, then tells the class keeper a member was heard

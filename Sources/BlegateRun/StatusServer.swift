@@ -4,7 +4,7 @@ import JSON
 import Logging
 import ServiceLifecycle
 import Synchronization
-import Threads
+import SystemSupport
 #if canImport(Glibc)
 import Glibc
 #endif

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 import Cache
 import DBus
-import Gateway
+import StrapLinks
 import Logging
 import ServiceLifecycle
 import Synchronization

@@ -3,11 +3,10 @@ import Cache
 import Classes
 import Config
 import DBus
-import FilePaths
-import Gateway
+import SystemSupport
+import StrapLinks
 import JSON
 import PrintableText
-import ProcessTuning
 import Logging
 import NIOPosix
 import ServiceLifecycle

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-import FilePaths
+import SystemSupport
 import Testing
 #if canImport(Glibc)
 import Glibc

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-@testable import Gateway
+@testable import StrapLinks
 import HRV
 import Synchronization
 import Testing

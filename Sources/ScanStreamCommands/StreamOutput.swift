@@ -1,5 +1,5 @@
 import GATT
-import Gateway
+import StrapLinks
 import Synchronization
 import WearMetrics
 #if canImport(Glibc)

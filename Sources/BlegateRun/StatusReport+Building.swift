@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 import Cache
-import Gateway
+import StrapLinks
 import Outbox
 import Sync
 import WearMetrics

@@ -3,7 +3,7 @@ import Cache
 import Classes
 import Config
 import Effort
-import Gateway
+import StrapLinks
 import Logging
 import NIOCore
 import Sync

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 import Config
-import Gateway
+import StrapLinks
 import HRV
 import LinkPolicy
 #if canImport(Glibc)

@@ -2,7 +2,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
-import Gateway
+import StrapLinks
 import JSON
 
 /// Learned link limits in `<state_directory>/link-limits.json`, by adapter address:

@@ -1,6 +1,6 @@
 import BlueZ
 import DBus
-import Gateway
+import StrapLinks
 import HRV
 import LinkPolicy
 import WearMetrics

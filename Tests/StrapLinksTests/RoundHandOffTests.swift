@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 import BlegateTestSupport
 import DBus
-import Gateway
+import StrapLinks
 import LinkPolicy
 import Simulator
 import Synchronization

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-import LinkCommands
+import ScanStreamCommands
 import Testing
 
 @Suite("scan and stream options (parsed without swift-argument-parser)")
