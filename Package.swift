@@ -162,8 +162,10 @@ let package = Package(
                 .product(name: "NIOCore", package: "swift-nio"),
             ]
         ),
+        // Time zones from tzdata's files and POSIX TZ rules: local days without ICU.
+        .target(name: "TimeZoneFiles", dependencies: ["Timing"]),
         // Classes by schedule, by hand and open gym: which window each workout covers.
-        .target(name: "Classes", dependencies: ["Timing"]),
+        .target(name: "Classes", dependencies: ["Timing", "TimeZoneFiles"]),
         // Max HR, zones, kcal and effort points: pure maths for the wall and workouts.
         .target(name: "Effort"),
         // A member's workout in a class from their strap's records, its JSON, FIT and TCX: pure maths.

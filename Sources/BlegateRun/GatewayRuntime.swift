@@ -163,7 +163,7 @@ public final class GatewayRuntime: Sendable {
         if !dir.isEmpty { FilePaths.makeDirectories(dir, mode: 0o755, exactMode: true) }
         let handler = Handler()
         do {
-            status = try StatusServer(path: socketPath, logger: logger) { request, peer in await handler.handle(request, peer) }
+            status = try StatusServer(path: socketPath, eventLoop: eventLoops.next(), logger: logger) { request, peer in await handler.handle(request, peer) }
         } catch {
             eventLoops.shutdownGracefully { _ in }
             throw RuntimeError(.statusSocket, error.description)

@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: MIT
-import Dispatch
 import JSON
 import Logging
+import NIOCore
+import NIOPosix
 import ServiceLifecycle
 import Synchronization
-import SystemSupport
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -90,287 +90,273 @@ public struct StatusPeer: Sendable, Equatable {
         self.uid = uid
         self.pid = pid
     }
+
+    /// A peer the kernel could not name: it may only read.
+    static let nobody = StatusPeer(uid: UInt32.max - 1, pid: 0)
 }
 
 /// Serves the status socket: one request line in, one JSON line out, then close.
 ///
-/// The socket is bound when the server is made, so a second gateway on the same
-/// socket is refused before it touches anything. One thread waits on the socket and
-/// every client with poll(2), so slow or silent clients cost a file descriptor each, not
-/// a thread: each has `readDeadline` to send its line and `writeDeadline` to take the
-/// answer, at most `maxConnections` are held (the oldest silent one makes room for a new
-/// one), and answers are built by `handler` in tasks, at most `maxInFlight` at once.
+/// The socket is bound when the server is made, so a second gateway on the same socket
+/// is refused before it touches anything. It is served on the process's NIO event loop
+/// (the wall's), so slow or silent clients cost a channel each, not a thread: each has
+/// `readDeadline` to send its line and `writeDeadline` to take the answer, at most
+/// `maxConnections` are held (the oldest silent one makes room for a new one), and
+/// answers are built by `handler` in tasks, at most `maxInFlight` at once.
 public final class StatusServer: Service, Sendable {
     public typealias Handler = @Sendable (StatusRequest, StatusPeer) async -> String
 
     static let maxConnections = 512
     static let maxInFlight = 64
-    static let readDeadlineMs: Int64 = 2000
-    static let writeDeadlineMs: Int64 = 5000
+    static let readDeadline = TimeAmount.seconds(2)
+    static let writeDeadline = TimeAmount.seconds(5)
     static let lineLimit = 65_536
 
     public let path: String
-    private let fd: Int32
+    private let listener: Int32
     private let handler: Handler
     private let logger: Logger
-    private let stopping = Atomic<Bool>(false)
-    /// Answers ready to write, handed from the handler tasks to the poll thread.
-    private let answers = Mutex<[(fd: Int32, bytes: [UInt8])]>([])
+    private let loop: any EventLoop
     private let inFlight = Atomic<Int>(0)
-    /// When the poll thread last went round (monotonic ms), for the watchdog.
-    let lastLoop = Atomic<Int64>(MonotonicClock.milliseconds())
-    /// Wakes the poll thread when an answer is ready.
-    private let wake: (read: Int32, write: Int32)
+    /// Every client channel, on `loop` only.
+    private let clients: NIOLoopBoundBox<StatusClients>
+    /// When the loop last ran the server's tick (monotonic ms), for the watchdog.
+    private let lastTick = Atomic<Int64>(MonotonicClock.milliseconds())
 
     /// Binds `path` (mode 0660: the gateway's group may ask for status).
-    public init(path: String, logger: Logger, handler: @escaping Handler) throws(StatusSocketError) {
+    public init(path: String, eventLoop: any EventLoop, logger: Logger, handler: @escaping Handler) throws(StatusSocketError) {
         self.path = path
         self.logger = logger
         self.handler = handler
-        self.fd = try UnixSocket.listen(path, mode: 0o660)
-        UnixSocket.makeNonBlocking(fd)
-        var pipeFDs: [Int32] = [0, 0]
-        guard pipe(&pipeFDs) == 0 else {
-            close(fd)
-            unlink(path)
-            throw UnixSocket.error(path, "cannot make the status server's wake-up pipe")
-        }
-        for p in pipeFDs { UnixSocket.makeNonBlocking(p) }
-        wake = (pipeFDs[0], pipeFDs[1])
+        self.loop = eventLoop
+        self.clients = NIOLoopBoundBox.makeBoxSendingValue(StatusClients(), eventLoop: eventLoop)
+        self.listener = try UnixSocket.listen(path, mode: 0o660)
     }
 
     public func run() async throws {
-        await withTaskCancellationOrGracefulShutdownHandler {
-            await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
-                let serve: @Sendable () -> Void = { [self] in
-                    var loop = StatusConnections(listener: fd, wake: wake.read)
-                    loop.run(self)
-                    done.resume()
+        let channel: any Channel
+        do {
+            channel = try await ServerBootstrap(group: loop)
+                .serverChannelOption(.backlog, value: Int32(Self.maxConnections))
+                .childChannelOption(.allowRemoteHalfClosure, value: true)
+                .childChannelInitializer { [self] child in
+                    child.eventLoop.makeCompletedFuture {
+                        try child.pipeline.syncOperations.addHandler(StatusConnection(server: self))
+                    }
                 }
-                // Without a thread of its own the loop still serves, holding one of the
-                // concurrency pool's threads.
-                if DetachedThread.start(name: "blegate-status", serve) != 0 { serve() }
-            }
-        } onCancelOrGracefulShutdown: {
-            self.stopping.store(true, ordering: .relaxed)
-            self.poke()
+                .withBoundSocket(listener)
+                .get()
+        } catch {
+            close(listener)
+            unlink(path)
+            throw error
         }
-        close(fd)
-        close(wake.read)
-        close(wake.write)
+        // The watchdog's probe: a loop that runs this tick is a loop that can answer.
+        let tick = loop.scheduleRepeatedTask(initialDelay: .zero, delay: .seconds(1)) { [self] _ in
+            lastTick.store(MonotonicClock.milliseconds(), ordering: .relaxed)
+        }
+        await withTaskCancellationOrGracefulShutdownHandler {
+            try? await channel.closeFuture.get()
+        } onCancelOrGracefulShutdown: {
+            channel.close(promise: nil)
+        }
+        tick.cancel()
+        let loop = self.loop, clients = self.clients
+        try? await loop.submit { for c in clients.value.removeAll() { c.shed() } }.get()
         unlink(path)
     }
 
     /// Closes the socket without running (when the gateway fails to start).
     public func discard() {
-        close(fd)
-        close(wake.read)
-        close(wake.write)
+        close(listener)
         unlink(path)
     }
 
-    var isStopping: Bool { stopping.load(ordering: .relaxed) }
-
-    /// The watchdog's probe: the poll thread goes round at least once a second.
+    /// The watchdog's probe: the event loop ran the server's tick within the last second.
     func answers(within: Duration) -> Bool {
-        MonotonicClock.milliseconds() - lastLoop.load(ordering: .relaxed) <= 2000 + within.milliseconds
+        MonotonicClock.milliseconds() - lastTick.load(ordering: .relaxed) <= 2000 + within.milliseconds
     }
 
-    private func poke() {
-        var one: UInt8 = 1
-        _ = write(wake.write, &one, 1)
+    /// A new client: held, and the oldest silent one closed when the bound is reached.
+    fileprivate func opened(_ connection: StatusConnection) {
+        // Closed outside the table's access: a close calls back into `closed`.
+        for shed in clients.value.add(connection) { shed.shed() }
     }
 
-    /// A client sent its line: answer it in a task (or at once when the line is bad or
-    /// too many answers are being built).
-    func dispatch(_ client: Int32, line: [UInt8], peer: StatusPeer) {
+    fileprivate func closed(_ connection: StatusConnection) {
+        clients.value.remove(connection)
+    }
+
+    /// A client sent its line: the answer is built in a task (or given at once when the
+    /// line is bad or too many answers are being built) and handed back on the loop.
+    fileprivate func dispatch(_ line: [UInt8], peer: StatusPeer, answer: @escaping @Sendable (String) -> Void) {
         let request: StatusRequest
         do {
             request = try StatusRequest.parse(line)
         } catch {
-            finish(client, GatewayRuntime.object(["error": .string(error.description)]))
+            answer(GatewayRuntime.object(["error": .string(error.description)]))
             return
         }
         guard inFlight.add(1, ordering: .relaxed).newValue <= Self.maxInFlight else {
             inFlight.subtract(1, ordering: .relaxed)
-            finish(client, GatewayRuntime.object(["error": .string("the gateway is busy answering other clients; try again"), "code": .string("busy")]))
+            answer(GatewayRuntime.object(["error": .string("the gateway is busy answering other clients; try again"), "code": .string("busy")]))
             return
         }
         let handler = self.handler
         Task {
-            let answer = await handler(request, peer)
+            let text = await handler(request, peer)
             self.inFlight.subtract(1, ordering: .relaxed)
-            self.finish(client, answer)
-        }
-    }
-
-    private func finish(_ client: Int32, _ answer: String) {
-        answers.withLock { $0.append((client, Array(answer.utf8) + [10])) }
-        poke()
-    }
-
-    func takeAnswers() -> [(fd: Int32, bytes: [UInt8])] {
-        answers.withLock { a in
-            defer { a.removeAll() }
-            return a
+            answer(text)
         }
     }
 }
 
-/// The poll loop of the status thread: the listening socket, the wake-up pipe, and each
-/// client in one of three states.
-struct StatusConnections {
-    enum State {
-        case reading([UInt8])
+/// The clients held, oldest first, on the server's event loop.
+private struct StatusClients {
+    private var open: [ObjectIdentifier: StatusConnection] = [:]
+
+    /// Holds `connection`; returns the connections to close: the oldest silent one when
+    /// the bound is reached (a flood of idle connections cannot keep `blegate status`
+    /// out), or the newcomer itself when none is silent.
+    mutating func add(_ connection: StatusConnection) -> [StatusConnection] {
+        guard open.count >= StatusServer.maxConnections else {
+            open[ObjectIdentifier(connection)] = connection
+            return []
+        }
+        guard let oldest = open.values.filter(\.isSilent).min(by: { $0.opened < $1.opened }) else { return [connection] }
+        open[ObjectIdentifier(oldest)] = nil
+        open[ObjectIdentifier(connection)] = connection
+        return [oldest]
+    }
+
+    mutating func remove(_ connection: StatusConnection) {
+        open[ObjectIdentifier(connection)] = nil
+    }
+
+    mutating func removeAll() -> [StatusConnection] {
+        defer { open.removeAll() }
+        return Array(open.values)
+    }
+}
+
+/// One client: reading its line (with a deadline), waiting for its answer, writing it
+/// (with a deadline), then closed. Lives on the server's event loop.
+private final class StatusConnection: ChannelInboundHandler {
+    typealias InboundIn = ByteBuffer
+    typealias OutboundOut = ByteBuffer
+
+    private enum State {
+        case reading
         case answering
-        case writing([UInt8], offset: Int)
+        case writing
+        case done
     }
 
-    struct Client {
-        var state: State
-        var deadline: Int64
-        var peer: StatusPeer
-        var opened: Int64
+    private let server: StatusServer
+    private var state = State.reading
+    private var line: [UInt8] = []
+    private var context: ChannelHandlerContext?
+    private var deadline: Scheduled<Void>?
+    let opened = MonotonicClock.nanoseconds()
+
+    init(server: StatusServer) {
+        self.server = server
     }
 
-    let listener: Int32
-    let wake: Int32
-    var clients: [Int32: Client] = [:]
+    /// Still waiting for its request line with none of it read.
+    var isSilent: Bool { state == .reading && line.isEmpty }
 
-    init(listener: Int32, wake: Int32) {
-        self.listener = listener
-        self.wake = wake
+    func channelActive(context: ChannelHandlerContext) {
+        self.context = context
+        server.opened(self)
+        guard state == .reading else { return }
+        let loopBound = NIOLoopBound(self, eventLoop: context.eventLoop)
+        deadline = context.eventLoop.scheduleTask(in: StatusServer.readDeadline) { loopBound.value.shed() }
     }
 
-    mutating func run(_ server: StatusServer) {
-        var chunk = [UInt8](repeating: 0, count: 4096)
-        while !server.isStopping {
-            server.lastLoop.store(MonotonicClock.milliseconds(), ordering: .relaxed)
-            var fds = [pollfd(fd: listener, events: Int16(POLLIN), revents: 0), pollfd(fd: wake, events: Int16(POLLIN), revents: 0)]
-            var nearest = MonotonicClock.milliseconds() + 1000
-            for (fd, c) in clients {
-                switch c.state {
-                case .reading: fds.append(pollfd(fd: fd, events: Int16(POLLIN), revents: 0))
-                case .writing: fds.append(pollfd(fd: fd, events: Int16(POLLOUT), revents: 0))
-                case .answering: continue
+    func channelInactive(context: ChannelHandlerContext) {
+        deadline?.cancel()
+        state = .done
+        server.closed(self)
+        self.context = nil
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        guard state == .reading else { return }
+        let bytes = unwrapInboundIn(data).readableBytesView
+        if let nl = bytes.firstIndex(of: UInt8(ascii: "\n")) {
+            line += bytes[..<nl]
+            answer(context)
+        } else {
+            line += bytes
+            if line.count > StatusServer.lineLimit {
+                write(GatewayRuntime.object(["error": .string("a request is one line of at most 64 KiB")]), context)
+            }
+        }
+    }
+
+    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        // The client shut its side after a line without a newline: that line is the request.
+        if let event = event as? ChannelEvent, event == .inputClosed, state == .reading {
+            answer(context)
+        }
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        shed()
+    }
+
+    private func answer(_ context: ChannelHandlerContext) {
+        state = .answering
+        deadline?.cancel()
+        let loopBound = NIOLoopBound(self, eventLoop: context.eventLoop)
+        let loop = context.eventLoop, server = self.server, line = self.line
+        self.line = []
+        Self.peer(context.channel).whenComplete { peer in
+            server.dispatch(line, peer: (try? peer.get()) ?? StatusPeer.nobody) { text in
+                loop.execute {
+                    let connection = loopBound.value
+                    guard connection.state == .answering, let context = connection.context else { return }
+                    connection.write(text, context)
                 }
-                nearest = min(nearest, c.deadline)
             }
-            let timeout = Int32(max(0, min(1000, nearest - MonotonicClock.milliseconds())))
-            let n = poll(&fds, nfds_t(fds.count), timeout)
-            if n < 0, errno != EINTR { return }
-            if fds[1].revents != 0 {
-                var sink = [UInt8](repeating: 0, count: 256)
-                while Glibc.read(wake, &sink, sink.count) > 0 {}
-            }
-            for answer in server.takeAnswers() {
-                guard clients[answer.fd] != nil else { continue }
-                clients[answer.fd]!.state = .writing(answer.bytes, offset: 0)
-                clients[answer.fd]!.deadline = MonotonicClock.milliseconds() + StatusServer.writeDeadlineMs
-                writeClient(answer.fd)
-            }
-            if fds[0].revents != 0 { acceptAll(&chunk, server) }
-            for p in fds.dropFirst(2) where p.revents != 0 {
-                guard let c = clients[p.fd] else { continue }
-                switch c.state {
-                case let .reading(buffer): readClient(p.fd, buffer, &chunk, server)
-                case .writing: writeClient(p.fd)
-                case .answering: break
-                }
-            }
-            let now = MonotonicClock.milliseconds()
-            for (fd, c) in clients where c.deadline <= now {
-                if case .answering = c.state { continue }
-                drop(fd)
-            }
-        }
-        for fd in clients.keys { close(fd) }
-    }
-
-    private mutating func acceptAll(_ chunk: inout [UInt8], _ server: StatusServer) {
-        while true {
-            let client = accept(listener, nil, nil)
-            guard client >= 0 else { return }
-            UnixSocket.makeNonBlocking(client)
-            // The oldest client still silent makes room: a flood of idle connections cannot
-            // keep `blegate status` out. Silent once what it sent is read: a client accepted
-            // earlier in this same burst has had no read yet, and its request line may
-            // already be waiting.
-            while clients.count >= StatusServer.maxConnections {
-                var oldest: (fd: Int32, buffer: [UInt8], opened: Int64)?
-                for (fd, c) in clients {
-                    if case let .reading(buffer) = c.state, c.opened < oldest?.opened ?? .max { oldest = (fd, buffer, c.opened) }
-                }
-                guard let oldest else { break }
-                readClient(oldest.fd, oldest.buffer, &chunk, server)
-                if case .reading = clients[oldest.fd]?.state { drop(oldest.fd) }
-            }
-            if clients.count >= StatusServer.maxConnections {
-                close(client)
-                continue
-            }
-            let now = MonotonicClock.milliseconds()
-            clients[client] = Client(state: .reading([]), deadline: now + StatusServer.readDeadlineMs,
-                                     peer: Self.peer(client), opened: now)
         }
     }
 
-    private mutating func readClient(_ fd: Int32, _ buffer: [UInt8], _ chunk: inout [UInt8], _ server: StatusServer) {
-        var buffer = buffer
-        let n = chunk.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
-        if n < 0 {
-            if errno == EAGAIN || errno == EINTR { return }
-            drop(fd)
-            return
-        }
-        let end = n == 0
-        if n > 0 { buffer += chunk[0..<n] }
-        if let nl = buffer.firstIndex(of: UInt8(ascii: "\n")) {
-            buffer.removeSubrange(nl...)
-        } else if !end {
-            guard buffer.count <= StatusServer.lineLimit else {
-                clients[fd]!.state = .writing(Array(GatewayRuntime.object(["error": .string("a request is one line of at most 64 KiB")]).utf8) + [10], offset: 0)
-                writeClient(fd)
-                return
-            }
-            clients[fd]!.state = .reading(buffer)
-            return
-        }
-        clients[fd]!.state = .answering
-        server.dispatch(fd, line: buffer, peer: clients[fd]!.peer)
+    private func write(_ text: String, _ context: ChannelHandlerContext) {
+        state = .writing
+        deadline?.cancel()
+        let loopBound = NIOLoopBound(self, eventLoop: context.eventLoop)
+        deadline = context.eventLoop.scheduleTask(in: StatusServer.writeDeadline) { loopBound.value.shed() }
+        var buffer = context.channel.allocator.buffer(capacity: text.utf8.count + 1)
+        buffer.writeString(text)
+        buffer.writeInteger(UInt8(ascii: "\n"))
+        context.writeAndFlush(wrapOutboundOut(buffer)).whenComplete { _ in loopBound.value.shed() }
     }
 
-    private mutating func writeClient(_ fd: Int32) {
-        guard case let .writing(bytes, offset) = clients[fd]?.state else { return }
-        var sent = offset
-        while sent < bytes.count {
-            let n = bytes.withUnsafeBytes { send(fd, $0.baseAddress! + sent, $0.count - sent, Int32(MSG_NOSIGNAL)) }
-            if n < 0 {
-                if errno == EINTR { continue }
-                if errno == EAGAIN {
-                    clients[fd]!.state = .writing(bytes, offset: sent)
-                    return
-                }
-                break
-            }
-            sent += n
-        }
-        drop(fd)
+    /// Closes the connection (read or write deadline passed, answer sent, room needed).
+    func shed() {
+        deadline?.cancel()
+        guard state != .done, let context else { return }
+        state = .done
+        context.close(promise: nil)
     }
 
-    private mutating func drop(_ fd: Int32) {
-        clients[fd] = nil
-        close(fd)
+    /// The client's uid and pid from the kernel (SO_PEERCRED); an unknown peer counts as
+    /// nobody (read-only).
+    static func peer(_ channel: any Channel) -> EventLoopFuture<StatusPeer> {
+        guard let provider = channel as? any SocketOptionProvider else { return channel.eventLoop.makeSucceededFuture(.nobody) }
+        let credentials: EventLoopFuture<PeerCredentials> = provider.unsafeGetSocketOption(
+            level: NIOBSDSocket.OptionLevel.socket, name: NIOBSDSocket.Option(rawValue: SO_PEERCRED))
+        return credentials.map { StatusPeer(uid: $0.uid, pid: $0.pid) }
     }
+}
 
-    /// The client's uid and pid; an unknown peer counts as nobody (read-only).
-    static func peer(_ fd: Int32) -> StatusPeer {
-        // struct ucred { pid_t pid; uid_t uid; gid_t gid; } (Glibc does not export it).
-        var cred: (Int32, UInt32, UInt32) = (0, UInt32.max - 1, 0)
-        var length = socklen_t(MemoryLayout.size(ofValue: cred))
-        guard getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &length) == 0 else { return StatusPeer(uid: UInt32.max - 1, pid: 0) }
-        return StatusPeer(uid: cred.1, pid: cred.0)
-    }
+/// `struct ucred` of <sys/socket.h> (Glibc does not export it).
+private struct PeerCredentials: Sendable {
+    var pid: Int32 = 0
+    var uid: UInt32 = .max - 1
+    var gid: UInt32 = 0
 }
 
 /// The client side: `blegate status` and `blegate pair` asking the running gateway.

@@ -94,12 +94,6 @@ enum UnixSocket {
         return fd
     }
 
-    /// Non-blocking and closed on exec (accept(2) and pipe(2) give neither).
-    static func makeNonBlocking(_ fd: Int32) {
-        _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
-        _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
-    }
-
     /// Waits up to `timeoutMilliseconds` for `fd` to become readable.
     static func readable(_ fd: Int32, timeoutMilliseconds: Int32) -> Bool {
         var p = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)

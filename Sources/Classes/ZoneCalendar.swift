@@ -1,66 +1,34 @@
 // SPDX-License-Identifier: MIT
+import TimeZoneFiles
 import Timing
-#if canImport(Glibc)
-import Glibc
-#endif
 
 /// Local days from a time zone file (the system's by default): a class at 07:00 starts at
 /// 07:00 on the gym's clock, across daylight-saving changes.
-///
-/// Read from tzdata's compiled files rather than through Foundation's `TimeZone`, which
-/// loads ICU and its data into a long-running gateway for this one conversion.
 public struct ZoneCalendar: LocalCalendar {
-    private let zone: TZif
+    private let zone: TimeZoneFile
 
     /// UTC: no offset, no daylight time.
-    public static let utc = ZoneCalendar(zone: TZif(transitions: [], offsets: [], initialOffset: 0, rule: nil))
+    public static let utc = ZoneCalendar(zone: .utc)
 
-    private init(zone: TZif) {
+    public typealias FileError = TimeZoneFile.FileError
+
+    public init(zone: TimeZoneFile) {
         self.zone = zone
-    }
-
-    /// Why a zone could not be read.
-    public struct FileError: Error, Sendable, CustomStringConvertible {
-        public var description: String
     }
 
     /// A zone from the bytes of its TZif file (`/usr/share/zoneinfo/Europe/Madrid`).
     public init(tzif bytes: [UInt8]) throws(FileError) {
-        do {
-            zone = try TZif(bytes: bytes)
-        } catch {
-            throw FileError(description: "cannot read the time zone: \(error.description)")
-        }
+        zone = try TimeZoneFile(tzif: bytes)
     }
 
     /// A zone by its file, or by its name under /usr/share/zoneinfo.
     public init(file: String) throws(FileError) {
-        let path = file.hasPrefix("/") ? file : "/usr/share/zoneinfo/" + file
-        guard let bytes = Self.readFile(path) else { throw FileError(description: "cannot read the time zone file \(path)") }
-        try self.init(tzif: bytes)
+        zone = try TimeZoneFile(file: file)
     }
 
-    /// The system's zone as the C library finds it: `TZ` (a zone name, a file with a
-    /// leading colon, or a POSIX rule such as `CET-1CEST,M3.5.0,M10.5.0/3`), otherwise
-    /// /etc/localtime; UTC when neither can be read.
-    public static func system(environment tz: String? = Self.environmentTZ()) -> ZoneCalendar {
-        if let tz, !tz.isEmpty {
-            let name = tz.hasPrefix(":") ? String(tz.dropFirst()) : tz
-            if let zone = try? ZoneCalendar(file: name) { return zone }
-            if let rule = PosixTimeZoneRule(tz) {
-                return ZoneCalendar(zone: TZif(transitions: [], offsets: [], initialOffset: rule.standard, rule: rule))
-            }
-        }
-        return (try? ZoneCalendar(file: "/etc/localtime")) ?? .utc
-    }
-
-    public static func environmentTZ() -> String? {
-        #if canImport(Glibc)
-        guard let value = getenv("TZ") else { return nil }
-        return String(cString: value)
-        #else
-        return nil
-        #endif
+    /// The system's zone as the C library finds it (`TimeZoneFile.system`).
+    public static func system(environment tz: String? = TimeZoneFile.environmentTZ()) -> ZoneCalendar {
+        ZoneCalendar(zone: .system(environment: tz))
     }
 
     /// The UTC offset in seconds at a Unix instant (ms).
@@ -103,25 +71,5 @@ public struct ZoneCalendar: LocalCalendar {
 
     private static func floorSeconds(_ ms: Int64) -> Int64 {
         ms >= 0 ? ms / 1000 : (ms - 999) / 1000
-    }
-
-    private static func readFile(_ path: String) -> [UInt8]? {
-        #if canImport(Glibc)
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { return nil }
-        defer { close(fd) }
-        var bytes: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 4096)
-        while bytes.count < 1 << 20 {
-            let n = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
-            if n < 0, errno == EINTR { continue }
-            guard n >= 0 else { return nil }
-            if n == 0 { return bytes }
-            bytes.append(contentsOf: chunk[0..<n])
-        }
-        return nil
-        #else
-        return nil
-        #endif
     }
 }
