@@ -1,3 +1,4 @@
+import ArgumentParser
 import BlueZ
 import DBus
 import GATT
@@ -11,39 +12,40 @@ import Glibc
 /// `blegate scan`: LE discovery with duplicate reports on, so RSSI and advertised
 /// heart rate stay live, shown as a table or as JSON lines. Built on `BlueZMirror`:
 /// the scan only starts discovery and reads what the mirror keeps.
-public struct ScanCommand: LinkCommand {
-    public static let name = "scan"
-    public static let abstract = "Discover BLE heart-rate and fitness devices and show them live."
-    public static let discussion = """
-        Exit status: 0 done (timeout or Ctrl-C), 2 bus unreachable, 3 bluetoothd not \
-        running, 4 no such adapter, 5 adapter powered off, 6 adapter blocked by rfkill, \
-        7 discovery refused.
-        """
-    public static let options: [LinkOption] = [
-        .value("adapter", "hciN", help: "Adapter to scan with (hci0...); default: the first powered one."),
-        .value("timeout", "S", help: "Stop after S seconds; default: until Ctrl-C."),
-        .flag("json", help: "Print one JSON object per line for every sighting and update."),
-        .flag("all", help: "Show every device, not only heart-rate and fitness devices."),
-        .value("bus", "BUS", help: "Bus: system (honours DBUS_SYSTEM_BUS_ADDRESS) or a D-Bus address (default: system)."),
-    ]
+public struct ScanCommand: AsyncParsableCommand, Sendable {
+    public static let configuration = CommandConfiguration(
+        commandName: "scan",
+        abstract: "Discover BLE heart-rate and fitness devices and show them live.",
+        discussion: """
+            Exit status: 0 done (timeout or Ctrl-C), 2 bus unreachable, 3 bluetoothd not \
+            running, 4 no such adapter, 5 adapter powered off, 6 adapter blocked by rfkill, \
+            7 discovery refused.
+            """
+    )
 
-    let adapter: String?
-    let timeout: Double?
-    let json: Bool
-    let all: Bool
-    let bus: String
+    @Option(help: ArgumentHelp("Adapter to scan with (hci0...); default: the first powered one.", valueName: "hciN"))
+    var adapter: String?
 
-    public init(_ arguments: LinkArguments) throws(LinkUsageError) {
-        adapter = arguments.string("adapter")
-        timeout = try arguments.double("timeout")
-        json = arguments.flag("json")
-        all = arguments.flag("all")
-        bus = arguments.string("bus") ?? "system"
-        if let timeout, timeout <= 0 { throw LinkUsageError("--timeout must be positive") }
+    @Option(help: ArgumentHelp("Stop after S seconds; default: until Ctrl-C.", valueName: "S"))
+    var timeout: Double?
+
+    @Flag(help: "Print one JSON object per line for every sighting and update.")
+    var json = false
+
+    @Flag(help: "Show every device, not only heart-rate and fitness devices.")
+    var all = false
+
+    @Option(help: ArgumentHelp("Bus: system (honours DBUS_SYSTEM_BUS_ADDRESS) or a D-Bus address.", valueName: "BUS"))
+    var bus = "system"
+
+    public init() {}
+
+    public func validate() throws {
+        if let timeout, !(timeout > 0) || !timeout.isFinite { throw ValidationError("--timeout must be positive") }
     }
 
-    public func run() async -> Int32 {
-        await ScanFailure.reported("scan") { try await scan() }
+    public func run() async throws {
+        try ScanExit.leave(await ScanFailure.reported("scan") { try await scan() })
     }
 
     private func scan() async throws {

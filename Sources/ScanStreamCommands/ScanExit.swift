@@ -1,3 +1,5 @@
+import ArgumentParser
+
 /// `blegate scan` exit statuses: each names one thing a person can fix, so scripts
 /// and systemd units can tell them apart (documented in docs/bluez-client.md).
 enum ScanExit: Int32, Error {
@@ -8,6 +10,13 @@ enum ScanExit: Int32, Error {
     case poweredOff = 5
     case blocked = 6
     case discoveryFailed = 7
+}
+
+extension ScanExit {
+    /// Ends the command with `status` (its message is already on stderr).
+    static func leave(_ status: Int32) throws {
+        if status != 0 { throw ExitCode(status) }
+    }
 }
 
 /// A failure with the message to print on stderr.

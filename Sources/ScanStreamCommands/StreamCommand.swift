@@ -1,3 +1,4 @@
+import ArgumentParser
 import BlueZ
 import DBus
 import StrapLinks
@@ -10,76 +11,79 @@ import Glibc
 
 /// `blegate stream --device ADDR|NAME`: follow one or more straps and print what they
 /// measure, reconnecting through whatever BlueZ and the radio throw at it.
-public struct StreamCommand: LinkCommand {
-    public static let name = "stream"
-    public static let abstract = "Connect to heart-rate straps and print WearMetrics records as they arrive."
-    public static let discussion = """
-        --device takes an address (A0:9E:1A:12:34:56) or a name; names may use * \
-        (e.g. "Polar H10*"). Repeat it to follow several straps. Connection news goes \
-        to stderr. Ctrl-C stops notifications, disconnects and exits 0. Exit status \
-        otherwise as for scan: 2 bus unreachable, 3 bluetoothd not running, 4 no such \
-        adapter, 5 adapter powered off, 6 blocked by rfkill.
-        """
-    public static let options: [LinkOption] = [
-        .value("device", "ADDR|NAME", help: "Address or name (pattern) of a strap; repeatable.", repeatable: true),
-        .value("format", "FORMAT", help: "Output: json (one WearMetrics object per line, default), text (a line for people), none (counts only, for benchmarks)."),
-        .value("interval", "S", help: "Aggregate heart rate per device over S seconds (like streamHR(interval:))."),
-        .value("hrv-window", "S", help: "RMSSD window in seconds (SDNN uses max(S, 300)); default: 60."),
-        .value("adapter", "hciN", help: "Adapter to use (hci0...); default: every adapter."),
-        .value("notify", "METHOD", help: "Notifications via acquire (AcquireNotify, default) or start (StartNotify)."),
-        .value("duration", "S", help: "Stop after S seconds; default: until Ctrl-C."),
-        .value("bus", "BUS", help: "Bus: system (honours DBUS_SYSTEM_BUS_ADDRESS) or a D-Bus address (default: system)."),
-        .value("max-links", "N", help: "Most links per adapter; the real limit is learned below it; default: 32."),
-        .value("max-per-adapter", "N", help: "Same as --max-links."),
-        .value("gather-ms", "MS", help: "When notifications (AcquireNotify datagrams, StartNotify and advertisement signals) come densely, let them gather up to this many ms per wake-up (less CPU, at most this much delay; a datagram's record keeps its arrival time, a signal's gets the time it was read); 0 hands each over at once; default: 500."),
-    ]
+public struct StreamCommand: AsyncParsableCommand, Sendable {
+    public static let configuration = CommandConfiguration(
+        commandName: "stream",
+        abstract: "Connect to heart-rate straps and print WearMetrics records as they arrive.",
+        discussion: """
+            --device takes an address (A0:9E:1A:12:34:56) or a name; names may use * \
+            (e.g. "Polar H10*"). Repeat it to follow several straps. Connection news goes \
+            to stderr. Ctrl-C stops notifications, disconnects and exits 0. Exit status \
+            otherwise as for scan: 2 bus unreachable, 3 bluetoothd not running, 4 no such \
+            adapter, 5 adapter powered off, 6 blocked by rfkill.
+            """
+    )
 
-    let devices: [String]
-    let format: StdoutRecordSink.Format
-    let interval: Double?
-    let hrvWindow: Double
-    let adapter: String?
-    let notify: NotifyMethod
-    let duration: Double?
-    let bus: String
-    let maxLinks: Int
-    let gatherMilliseconds: Double
+    @Option(name: .customLong("device"), help: ArgumentHelp("Address or name (pattern) of a strap; repeatable.", valueName: "ADDR|NAME"))
+    var devices: [String] = []
+
+    @Option(help: ArgumentHelp("Output: json (one WearMetrics object per line), text (a line for people), none (counts only, for benchmarks).", valueName: "FORMAT"))
+    var format: StdoutRecordSink.Format = .json
+
+    @Option(help: ArgumentHelp("Aggregate heart rate per device over S seconds (like streamHR(interval:)).", valueName: "S"))
+    var interval: Double?
+
+    @Option(help: ArgumentHelp("RMSSD window in seconds (SDNN uses max(S, 300)).", valueName: "S"))
+    var hrvWindow: Double = 60
+
+    @Option(help: ArgumentHelp("Adapter to use (hci0...); default: every adapter.", valueName: "hciN"))
+    var adapter: String?
+
+    @Option(help: ArgumentHelp("Notifications via acquire (AcquireNotify) or start (StartNotify).", valueName: "METHOD"))
+    var notify: Notify = .acquire
+
+    /// `NotifyMethod` as the command line names it.
+    enum Notify: String, CaseIterable, ExpressibleByArgument {
+        case acquire, start
+        var method: NotifyMethod { self == .acquire ? .acquire : .start }
+    }
+
+    @Option(help: ArgumentHelp("Stop after S seconds; default: until Ctrl-C.", valueName: "S"))
+    var duration: Double?
+
+    @Option(help: ArgumentHelp("Bus: system (honours DBUS_SYSTEM_BUS_ADDRESS) or a D-Bus address.", valueName: "BUS"))
+    var bus = "system"
+
+    @Option(help: ArgumentHelp("Most links per adapter; the real limit is learned below it.", valueName: "N"))
+    var maxLinks: Int?
+
+    @Option(help: ArgumentHelp("Same as --max-links.", valueName: "N"))
+    var maxPerAdapter: Int?
 
     /// Half a second: a person reading the stream or a pipe consuming it sees no
     /// difference, every record carries its notification's arrival time whatever the
     /// window, and with straps notifying independently each wake-up of the reader costs
     /// more than the notifications it reads (docs/benchmarks.md): at 50 notifications a
     /// second two rounds instead of five. `run` keeps 200 ms for the wall's latency.
-    static let defaultGatherMilliseconds = 500.0
+    @Option(name: .customLong("gather-ms"), help: ArgumentHelp("When notifications (AcquireNotify datagrams, StartNotify and advertisement signals) come densely, let them gather up to this many ms per wake-up (less CPU, at most this much delay; a datagram's record keeps its arrival time, a signal's gets the time it was read); 0 hands each over at once.", valueName: "MS"))
+    var gatherMilliseconds: Double = 500
 
-    public init(_ arguments: LinkArguments) throws(LinkUsageError) {
-        devices = arguments.strings("device")
-        guard !devices.isEmpty else { throw LinkUsageError("give at least one --device ADDRESS or NAME") }
-        guard let format = StdoutRecordSink.Format(rawValue: arguments.string("format") ?? "json") else {
-            throw LinkUsageError("--format must be json, text or none")
-        }
-        self.format = format
-        guard let notify = NotifyMethod(rawValue: arguments.string("notify") ?? "acquire") else {
-            throw LinkUsageError("--notify must be acquire or start")
-        }
-        self.notify = notify
-        interval = try arguments.double("interval")
-        if let interval, interval <= 0 { throw LinkUsageError("--interval must be positive") }
-        hrvWindow = try arguments.double("hrv-window") ?? 60
-        if hrvWindow < 10 { throw LinkUsageError("--hrv-window must be at least 10 seconds") }
-        duration = try arguments.double("duration")
-        if let duration, duration <= 0 { throw LinkUsageError("--duration must be positive") }
-        gatherMilliseconds = try arguments.double("gather-ms") ?? Self.defaultGatherMilliseconds
-        if !(0...1000).contains(gatherMilliseconds) { throw LinkUsageError("--gather-ms must be between 0 and 1000") }
-        let alias = try arguments.int("max-per-adapter")
-        maxLinks = try arguments.int("max-links") ?? alias ?? 32
-        if !(1...64).contains(maxLinks) { throw LinkUsageError("--max-links must be between 1 and 64") }
-        adapter = arguments.string("adapter")
-        bus = arguments.string("bus") ?? "system"
+    public init() {}
+
+    /// The links per adapter asked for: --max-links, else --max-per-adapter, else 32.
+    var linkLimit: Int { maxLinks ?? maxPerAdapter ?? 32 }
+
+    public func validate() throws {
+        guard !devices.isEmpty else { throw ValidationError("give at least one --device ADDRESS or NAME") }
+        if let interval, !(interval > 0) { throw ValidationError("--interval must be positive") }
+        if !(hrvWindow >= 10) { throw ValidationError("--hrv-window must be at least 10 seconds") }
+        if let duration, !(duration > 0) { throw ValidationError("--duration must be positive") }
+        if !(0...1000).contains(gatherMilliseconds) { throw ValidationError("--gather-ms must be between 0 and 1000") }
+        if !(1...64).contains(linkLimit) { throw ValidationError("--max-links must be between 1 and 64") }
     }
 
-    public func run() async -> Int32 {
-        await ScanFailure.reported("stream") { try await stream() }
+    public func run() async throws {
+        try ScanExit.leave(await ScanFailure.reported("stream") { try await stream() })
     }
 
     private func stream() async throws {
@@ -95,8 +99,8 @@ public struct StreamCommand: LinkCommand {
         var config = LinkConfiguration()
         config.adapters = adapter.map { [$0] } ?? []
         config.selection = DeviceSelection(mode: .list, allow: devices.map { DeviceSelection.isAddress($0) ? $0.uppercased() : $0 })
-        config.notify = notify
-        config.maxLinks = maxLinks
+        config.notify = notify.method
+        config.maxLinks = linkLimit
         // stream shows (and benchmarks measure) what devices send, however fast; values
         // longer than BLE allows and RR beyond a record's share are still cut.
         config.notificationLimits = .unlimitedRate

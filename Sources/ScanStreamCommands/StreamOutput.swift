@@ -1,3 +1,4 @@
+import ArgumentParser
 import GATT
 import StrapLinks
 import Synchronization
@@ -9,7 +10,7 @@ import Glibc
 /// Writes records to stdout as JSON lines or as a human live line, through libc's
 /// buffer: the notification thread only copies bytes, and a timer flushes them.
 final class StdoutRecordSink: RecordSink {
-    enum Format: String, Sendable { case json, text, none }
+    enum Format: String, Sendable, CaseIterable, ExpressibleByArgument { case json, text, none }
 
     let format: Format
     private let names: Mutex<[String: String]>

@@ -5,7 +5,7 @@ struct Blegate: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "blegate",
         abstract: "A BLE heart-rate gateway for BlueZ on Linux.",
-        subcommands: [SimulateCommand.self, ScanSubcommand.self, StreamSubcommand.self, DecodeCommand.self, HRVCommand.self,
+        subcommands: [SimulateCommand.self, ScanCommand.self, StreamCommand.self, DecodeCommand.self, HRVCommand.self,
                       CacheCommand.self, DevicesCommand.self, DoctorCommand.self,
                       RunCommand.self, StatusCommand.self, PairCommand.self, ClassCommand.self,
                       WorkoutsCommand.self, ExportCommand.self]
@@ -15,7 +15,7 @@ struct Blegate: AsyncParsableCommand {
 @main
 enum BlegateMain {
     static func main() {
-        StreamHandover.runIfLinkCommand()
+        StreamHandover.execIfLinkCommand()
         CommandEntry.main(Blegate.self)
     }
 }

@@ -1,34 +1,27 @@
 // SPDX-License-Identifier: MIT
-import ScanStreamCommands
 #if canImport(Glibc)
 import Glibc
 #endif
 
 /// Hands `scan` and `stream` to the lean `blegate-stream` executable installed beside
-/// this one.
-///
-/// This binary links SQLite, the HTTP client, TLS and Foundation for `run`; a stream
-/// that followed 50 straps in it held about 29 MiB, nearly all of it those libraries'
-/// pages, against about 12 in an executable that links only the stream path. `exec`
-/// keeps the process id, arguments, descriptors and signals, so callers see no
-/// difference. Without the lean binary (or with `BLEGATE_IN_PROCESS=1`) the commands
-/// run here, through the same entry point: they are linked in both.
+/// this one, whose memory meets the stream budget where this binary's does not (the
+/// figures are in `BlegateStream`'s comment). `exec` keeps the process id, arguments,
+/// descriptors and signals, so callers see no difference. Without the lean binary (or
+/// with `BLEGATE_IN_PROCESS=1`) the commands run here: the same commands, parsed the same
+/// way, are linked in both.
 enum StreamHandover {
     static let commands: Set<String> = ["scan", "stream"]
     static let executable = "blegate-stream"
 
-    /// Returns only when the command line is not `scan` or `stream` (or help for them).
-    static func runIfLinkCommand() {
+    /// Returns when the command line is not `scan` or `stream` (or help for them), or
+    /// when they run in this process.
+    static func execIfLinkCommand() {
         let args = CommandLine.arguments
-        if args.count == 3, args[1] == "help", commands.contains(args[2]) {
-            LinkMain.main(Array(args.dropFirst()))
-        }
-        guard args.count >= 2, commands.contains(args[1]) else { return }
-        if getenv("BLEGATE_IN_PROCESS") == nil, let path = leanExecutable() {
-            execv(path, CommandLine.unsafeArgv)
-            // Only reached when exec failed: run in this process instead.
-        }
-        LinkMain.main(Array(args.dropFirst()))
+        let isLink = args.count >= 2 && commands.contains(args[1])
+        let isHelp = args.count == 3 && args[1] == "help" && commands.contains(args[2])
+        guard isLink || isHelp, getenv("BLEGATE_IN_PROCESS") == nil, let path = leanExecutable() else { return }
+        execv(path, CommandLine.unsafeArgv)
+        // Only reached when exec failed: run in this process instead.
     }
 
     /// Beside this executable (a build directory, /usr/local/bin), or in

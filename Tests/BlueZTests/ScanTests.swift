@@ -227,15 +227,15 @@ struct ScanCommandTests {
             var (out, status) = await Self.shell("\(run) scan --timeout 0 2>&1")
             #expect(status == 64 && out.contains("Error: --timeout must be positive") && out.contains("Usage: blegate scan"), "\(run): \(out)")
             (out, status) = await Self.shell("\(run) stream --device 2>&1")
-            #expect(status == 64 && out.contains("missing value for '--device <ADDR|NAME>'"), "\(run): \(out)")
+            #expect(status == 64 && out.contains("Missing value for '--device <ADDR|NAME>'"), "\(run): \(out)")
             (out, status) = await Self.shell("\(run) stream --device X --speed 3 2>&1")
-            #expect(status == 64 && out.contains("unknown option '--speed'"), "\(run): \(out)")
+            #expect(status == 64 && out.contains("Unknown option '--speed'"), "\(run): \(out)")
             (out, status) = await Self.shell("\(run) stream --help")
             #expect(status == 0 && out.contains("--gather-ms <MS>") && out.contains("OVERVIEW: Connect to heart-rate straps"), "\(run): \(out)")
             (out, status) = await Self.shell("\(run) help scan")
             #expect(status == 0 && out.contains("--json") && out.contains("USAGE: blegate scan"), "\(run): \(out)")
         }
-        // blegate's own list still names both.
+        // blegate's own list names both.
         let (out, status) = await Self.shell("'\(Self.binary)' --help")
         #expect(status == 0 && out.contains("scan") && out.contains("Connect to heart-rate straps"), "\(out)")
     }
