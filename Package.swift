@@ -25,6 +25,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
         .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
+        .package(url: "https://github.com/apple/swift-system", from: "1.4.0"),
     ],
     targets: [
         // C edge.
@@ -55,7 +56,7 @@ let package = Package(
         // threads for loops that block (dispatcher, notify reader, cache writer), child
         // processes started with only the descriptors handed over (posix_spawn over CLinux),
         // malloc arena limits and trimming, and mkdir -p / sizes on POSIX calls.
-        .target(name: "SystemSupport", dependencies: ["CLinux"]),
+        .target(name: "SystemSupport", dependencies: ["CLinux", .product(name: "SystemPackage", package: "swift-system")]),
         .target(name: "DBus", dependencies: ["CDBus", "CLinux", "SystemSupport", "Timing", "PrintableText"]),
         .target(name: "HCI", dependencies: ["CBluetooth"]),
         // The AcquireNotify sockets of every strap, read on one epoll thread.
@@ -123,6 +124,7 @@ let package = Package(
             dependencies: [
                 "WearMetrics", "Outbox", "JSON", "SystemSupport", "Timing", "SQLite",
                 .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "SystemPackage", package: "swift-system"),
             ],
             // A file uses only what it imports, so Foundation stays in the two files that name it.
             swiftSettings: [.enableUpcomingFeature("MemberImportVisibility")]
@@ -189,6 +191,7 @@ let package = Package(
             dependencies: [
                 "StrapLinks", "Cache", "Config", "Sync", "DBus", "HCI", "LinkPolicy", "HRV", "WearMetrics", "Wall", "Effort", "Classes", "Outbox", "Workouts", "PrintableText", "JSON", "SystemSupport", "Timing",
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "SystemPackage", package: "swift-system"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -276,7 +279,7 @@ let package = Package(
 
         .testTarget(name: "DBusTests", dependencies: ["DBus", "Timing", "BlegateTestSupport"]),
         .testTarget(name: "SQLiteTests", dependencies: ["SQLite"]),
-        .testTarget(name: "SystemSupportTests", dependencies: ["SystemSupport"]),
+        .testTarget(name: "SystemSupportTests", dependencies: ["SystemSupport", .product(name: "SystemPackage", package: "swift-system")]),
         .testTarget(name: "NotifySocketTests", dependencies: ["NotifySocket", "DBus", "BlegateTestSupport", "Timing"]),
         .testTarget(name: "HCITests", dependencies: ["HCI"]),
         .testTarget(name: "GATTTests", dependencies: ["GATT", "JSON", "Timing"]),

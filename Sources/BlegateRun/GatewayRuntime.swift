@@ -3,6 +3,7 @@ import Cache
 import Classes
 import Config
 import DBus
+import SystemPackage
 import SystemSupport
 import StrapLinks
 import JSON
@@ -147,7 +148,7 @@ public final class GatewayRuntime: Sendable {
         var links = LinkConfiguration(configuration: c)
         links.isPaired = { paired.contains($0) }
         let limitsLogger = btLogger
-        links.limitMemory = LinkLimitFile(path: FilePaths.join(c.gateway.stateDirectory, "link-limits.json")) { message in
+        links.limitMemory = LinkLimitFile(path: FilePath(c.gateway.stateDirectory).appending("link-limits.json").string) { message in
             errors.add(.storage, "cannot save learned link limits", detail: message)
             limitsLogger.warning("\(message)")
         }
@@ -159,7 +160,7 @@ public final class GatewayRuntime: Sendable {
         }
 
         let socketPath = c.status.socket
-        let dir = FilePaths.parent(socketPath)
+        let dir = FilePath(socketPath).removingLastComponent().string
         if !dir.isEmpty { FilePaths.makeDirectories(dir, mode: 0o755, exactMode: true) }
         let handler = Handler()
         do {

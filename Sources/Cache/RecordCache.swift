@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 import Glibc
+import SystemPackage
 import SystemSupport
 import SQLite
 import Synchronization
@@ -33,7 +34,7 @@ public final class RecordCache: Sendable {
         self.path = path
         self.options = options
         let exists = access(path, F_OK) == 0
-        let parent = FilePaths.parent(path)
+        let parent = FilePath(path).removingLastComponent().string
         if !exists {
             guard options.create else {
                 throw CacheError(.noCache, "no cache database at \(path) (the gateway creates it on its first run; check gateway.state_directory and cache.file, or pass --state-dir)")

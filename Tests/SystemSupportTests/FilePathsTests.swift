@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: MIT
+import SystemPackage
 import SystemSupport
 import Testing
 #if canImport(Glibc)
@@ -7,16 +8,16 @@ import Glibc
 
 @Suite("File paths on POSIX calls")
 struct FilePathsTests {
-    @Test("parent and join")
+    @Test("FilePath splits and joins as the gateway's directories need")
     func parentAndJoin() {
-        #expect(FilePaths.parent("/run/blegate/status.sock") == "/run/blegate")
-        #expect(FilePaths.parent("/run/blegate//status.sock") == "/run/blegate")
-        #expect(FilePaths.parent("/run/blegate/") == "/run")
-        #expect(FilePaths.parent("/status.sock") == "/")
-        #expect(FilePaths.parent("status.sock") == "")
-        #expect(FilePaths.join("/var/lib/blegate", "link-limits.json") == "/var/lib/blegate/link-limits.json")
-        #expect(FilePaths.join("/var/lib/blegate/", "x") == "/var/lib/blegate/x")
-        #expect(FilePaths.join("", "x") == "x")
+        #expect(FilePath("/run/blegate/status.sock").removingLastComponent().string == "/run/blegate")
+        #expect(FilePath("/run/blegate//status.sock").removingLastComponent().string == "/run/blegate")
+        #expect(FilePath("/run/blegate/").removingLastComponent().string == "/run")
+        #expect(FilePath("/status.sock").removingLastComponent().string == "/")
+        #expect(FilePath("status.sock").removingLastComponent().string == "")
+        #expect(FilePath("/var/lib/blegate").appending("link-limits.json").string == "/var/lib/blegate/link-limits.json")
+        #expect(FilePath("/var/lib/blegate/").appending("x").string == "/var/lib/blegate/x")
+        #expect(FilePath("").appending("x").string == "x")
     }
 
     @Test("makeDirectories: parents made; the umask narrows the mode unless exactMode; a file in the way is named")
