@@ -218,53 +218,25 @@ public final class WallBoard: Sendable {
     }
 
     func render(_ s: State) -> String {
-        var out = "{\"seq\":\(s.sequence),\"gym\":"
-        out.reserveCapacity(64 + s.tiles.count * 220)
-        JSONText.appendString(settings.gymName, to: &out)
-        if let c = s.running {
-            out.append(",\"class\":{\"name\":")
-            JSONText.appendString(c.name, to: &out)
-            out.append(",\"elapsed\":\(max(0, (wallMillis() - c.startMillis) / 1000))")
-            if let p = c.plannedSeconds { out.append(",\"length\":\(p)") }
-            out.append("}")
+        let running = s.running.map { c in
+            WallFrame.RunningClass(name: c.name, elapsed: max(0, (wallMillis() - c.startMillis) / 1000), length: c.plannedSeconds)
         }
-        if let summary = s.summary {
-            out.append(",\"summary\":{\"name\":")
-            JSONText.appendString(summary.name, to: &out)
-            out.append(",\"rows\":[")
-            for (i, row) in summary.rows.enumerated() {
-                if i > 0 { out.append(",") }
-                out.append("{\"id\":")
-                JSONText.appendString(row.device, to: &out)
-                out.append(",\"name\":")
-                JSONText.appendString(summaryName(row.device, s), to: &out)
-                out.append(",\"pts\":\(Int(row.points.rounded())),\"min\":[")
-                out.append(row.secondsInZone.map { String(Int((Double($0) / 60).rounded())) }.joined(separator: ","))
-                out.append("]}")
-            }
-            out.append("]}")
+        let summary = s.summary.map { summary in
+            WallFrame.Summary(name: summary.name, rows: summary.rows.map { row in
+                WallFrame.SummaryRow(id: row.device, name: summaryName(row.device, s), pts: Int(row.points.rounded()),
+                                     min: row.secondsInZone.map { Int((Double($0) / 60).rounded()) })
+            })
         }
-        out.append(",\"tiles\":[")
-        var first = true
-        for (id, t) in s.tiles.sorted(by: { $0.value.slot < $1.value.slot }) {
-            if !first { out.append(",") }
-            first = false
+        let tiles = s.tiles.sorted(by: { $0.value.slot < $1.value.slot }).map { id, t in
             let (name, isNew) = displayName(id, s)
-            out.append("{\"id\":")
-            JSONText.appendString(id, to: &out)
-            out.append(",\"slot\":\(t.slot),\"name\":")
-            JSONText.appendString(name, to: &out)
-            if isNew {
-                out.append(",\"short\":")
-                JSONText.appendString(ShortID.of(id), to: &out)
-            }
-            out.append(",\"hr\":\(t.hr),\"pct\":\(t.percent),\"zone\":\(t.zone),\"est\":\(t.estimated)")
-            out.append(",\"pts\":\(Int(t.tally.points))")
-            if let k = t.tally.kcal { out.append(",\"kcal\":\(Int(k))") }
-            if let b = s.batteries[id], b <= settings.lowBattery { out.append(",\"low\":true") }
-            out.append(",\"state\":\"\(t.state.rawValue)\",\"t\":\(t.recordMillis)}")
+            let low = s.batteries[id].map { $0 <= settings.lowBattery } ?? false
+            return WallFrame.Tile(id: id, slot: t.slot, name: name, short: isNew ? ShortID.of(id) : nil, hr: t.hr,
+                                  pct: t.percent, zone: t.zone, est: t.estimated, pts: Int(t.tally.points),
+                                  kcal: t.tally.kcal.map { Int($0) }, low: low ? true : nil, state: t.state.rawValue,
+                                  t: t.recordMillis)
         }
-        out.append("]}")
-        return out
+        let frame = WallFrame(seq: s.sequence, gym: settings.gymName, class: running, summary: summary, tiles: tiles)
+        // Every field is a string, a whole number, a Bool or an array of them: nothing to fail.
+        return (try? String(decoding: WallFrame.encoder.encode(frame), as: UTF8.self)) ?? "{}"
     }
 }
