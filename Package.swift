@@ -2,8 +2,11 @@
 import PackageDescription
 
 // The layers read bottom-up: C shims (CDBus, CBluetooth, CLinux, CTimex, CSQLite) are
-// imported only by the D-Bus, process-spawning, HCI, notify-socket, doctor and SQLite
-// layers; everything above them is pure Swift and testable without a bus.
+// imported only by DBus, SystemSupport, HCI, NotifySocket, Doctor and SQLite; everything
+// above them is pure Swift and testable without a bus. Then the pure layers (GATT, HRV,
+// WearMetrics, Normalization, LinkPolicy, Effort, Classes), the strap links (StrapLinks),
+// the cache and sync (Cache, Outbox, BackendContract, Sync), and the commands: `blegate
+// run` (BlegateRun, Wall), scan and stream (ScanStreamCommands), blegate-server.
 let package = Package(
     name: "blegate",
     platforms: [.macOS(.v15)],
