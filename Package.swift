@@ -19,6 +19,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.3"),
         .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.37.6"),
+        .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
         .package(url: "https://github.com/LebJe/TOMLKit", from: "0.6.0"),
         .package(url: "https://github.com/apple/swift-crypto", from: "3.12.3"),
         .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
@@ -95,25 +96,14 @@ let package = Package(
             name: "StrapLinks",
             dependencies: ["DBus", "NotifySocket", "BlueZ", "GATT", "HRV", "WearMetrics", "Normalization", "LinkPolicy", "Timing"]
         ),
-        // The gateway's HTTP/1.1 client for its one backend: a keep-alive connection, one
-        // deadline per exchange, TLS (NIOSSL) only for https URLs.
-        .target(
-            name: "BackendHTTP",
-            dependencies: [
-                "Timing",
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOPosix", package: "swift-nio"),
-                .product(name: "NIOHTTP1", package: "swift-nio"),
-                .product(name: "NIOSSL", package: "swift-nio-ssl"),
-                .product(name: "NIOTLS", package: "swift-nio"),
-            ]
-        ),
         // `blegate doctor`'s checks (bluetoothd and its D-Bus policy, adapters, rfkill,
         // main.conf, Raspberry Pi radio, backend, clock, disk) and the report they make.
         .target(
             name: "Doctor",
             dependencies: [
-                "CTimex", "JSON", "DBus", "BlueZ", "HCI", "SystemSupport", "BackendHTTP",
+                // Sync: the probe goes through the gateway's own backend client set-up.
+                "CTimex", "JSON", "DBus", "BlueZ", "HCI", "SystemSupport", "Sync",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "CompressNIO", package: "compress-nio"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
@@ -132,11 +122,15 @@ let package = Package(
             // A file uses only what it imports, so Foundation stays in the two files that name it.
             swiftSettings: [.enableUpcomingFeature("MemberImportVisibility")]
         ),
-        // Delivers outbox records to the HTTP backend (docs/sync.md, docs/backend-openapi.yaml).
+        // Delivers outbox records to the HTTP backend (docs/sync.md, docs/backend-openapi.yaml),
+        // over AsyncHTTPClient (keep-alive pool, deadlines, NIOSSL for https).
         .target(
             name: "Sync",
             dependencies: [
-                "Outbox", "WearMetrics", "JSON", "PrintableText", "Timing", "BackendHTTP",
+                "Outbox", "WearMetrics", "JSON", "PrintableText", "Timing",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -299,16 +293,6 @@ let package = Package(
             name: "StrapLinksTests",
             dependencies: ["StrapLinks", "Simulator", "DBus", "BlueZ", "GATT", "WearMetrics", "LinkPolicy", "BlegateTestSupport", "HRV"]
         ),
-        // The backend client against loopback servers, plain and TLS (certificates by `openssl`).
-        .testTarget(
-            name: "BackendHTTPTests",
-            dependencies: [
-                "BackendHTTP", "BlegateTestSupport",
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOPosix", package: "swift-nio"),
-                .product(name: "NIOSSL", package: "swift-nio-ssl"),
-            ]
-        ),
         .testTarget(name: "DoctorTests", dependencies: ["Doctor", "HCI", "Simulator", "DBus", "BlegateTestSupport"]),
         // The systemd unit, udev rules and install.sh, checked with the system's own tools.
         .testTarget(name: "DeploymentTests", dependencies: ["BlegateTestSupport"]),
@@ -337,7 +321,8 @@ let package = Package(
         .testTarget(
             name: "ServerTests",
             dependencies: [
-                "BlegateServer", "BackendContract", "JSON", "BlegateTestSupport", "BackendHTTP", "TestBackend", "DBus", "Simulator",
+                "BlegateServer", "BackendContract", "JSON", "BlegateTestSupport", "TestBackend", "DBus", "Simulator",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "CompressNIO", package: "compress-nio"),
@@ -347,7 +332,18 @@ let package = Package(
             ],
             exclude: ["staff_browser.py"]
         ),
-        .testTarget(name: "SyncTests", dependencies: ["Sync", "TestBackend", "Outbox", "WearMetrics", "Cache", "JSON", "Timing", "BlegateTestSupport"]),
+        // The engine and its backend client against the loopback backend, and the client alone
+        // against raw loopback servers, plain and TLS (certificates by `openssl`).
+        .testTarget(
+            name: "SyncTests",
+            dependencies: [
+                "Sync", "TestBackend", "Outbox", "WearMetrics", "Cache", "JSON", "Timing", "BlegateTestSupport",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+            ]
+        ),
         // `blegate run`, `status`, `pair` as processes against the simulator and the loopback backend.
         .testTarget(
             name: "RunTests",

@@ -4,10 +4,11 @@ import PrintableText
 import JSON
 import Glibc
 #endif
-import BackendHTTP
+import AsyncHTTPClient
 import NIOCore
 import NIOHTTP1
 import Outbox
+import Synchronization
 import WearMetrics
 import Timing
 
@@ -15,30 +16,32 @@ import Timing
 ///
 /// Every call carries the bearer token from `TokenStore` and a gzip body, and ends with a
 /// result or a `BackendError` whose message a gym engineer can act on. The client keeps no
-/// state between calls beyond one HTTP keep-alive connection (`BackendHTTPClient`), so the
-/// sync engine decides all retrying; the one exception is a request resent once when a
-/// kept-alive connection turns out closed before any answer came, which is safe because
-/// the backend de-duplicates records by id.
+/// state between calls beyond AsyncHTTPClient's kept-alive connection, so the sync engine
+/// decides all retrying; the one exception is a request resent once when its connection
+/// closed before any answer came (`BackendTransport.exchange`), which is safe because the
+/// backend de-duplicates records by id.
 public final class BackendClient: Sendable {
     public let baseURL: String
     public let samplesPath: String
     public let token: TokenStore
     public let requestTimeout: Duration
-    private let http: BackendHTTPClient
+    private let http: HTTPClient
     private let ownsHTTPClient: Bool
+    private let shutDown = Atomic<Bool>(false)
 
     /// - Parameters:
     ///   - baseURL: `backend.url`, `http://` or `https://`; paths are appended to it.
     ///   - samplesPath: `backend.samples_path`, for the samples sink.
     ///   - requestTimeout: the whole exchange, connect to last response byte.
     ///   - connectTimeout: how long to wait for TCP (and TLS) to come up.
-    ///   - httpClient: share one (its connect timeout then applies); by default the client
-    ///     makes its own (call `shutdown()`).
+    ///   - trust: what an https backend's certificate must chain to.
+    ///   - httpClient: share one (its own settings then apply, see
+    ///     `BackendTransport.makeClient`); by default the client makes its own (call `shutdown()`).
     ///   - eventLoopGroup: where the client it makes runs: the gateway passes its one event
-    ///     loop thread, which the wall shares; by default the process's shared one.
+    ///     loop thread, which the wall shares; by default NIO's singleton group.
     public init(baseURL: String, token: TokenStore, samplesPath: String = "/api/v1/samples",
-                requestTimeout: Duration = .seconds(30), connectTimeout: Duration = .seconds(10),
-                httpClient: BackendHTTPClient? = nil, eventLoopGroup: (any EventLoopGroup)? = nil) throws(BackendError) {
+                requestTimeout: Duration = .seconds(30), connectTimeout: Duration = .seconds(10), trust: TLSTrust = .system,
+                httpClient: HTTPClient? = nil, eventLoopGroup: (any EventLoopGroup)? = nil) throws(BackendError) {
         let lower = baseURL.lowercased()
         guard lower.hasPrefix("http://") || lower.hasPrefix("https://"),
               baseURL.split(separator: "/", omittingEmptySubsequences: true).count >= 2 else {
@@ -60,15 +63,21 @@ public final class BackendClient: Sendable {
             // Redirects come back as answers (a redirected POST is a misconfigured URL, said
             // so in `failure`), and a refused connection fails at once: the engine does its
             // own backoff, and its status should say "unreachable", not "timed out".
-            self.http = BackendHTTPClient(eventLoopGroup: eventLoopGroup, connectTimeout: connectTimeout,
-                                          idleTimeout: .seconds(60), answerLimit: Self.answerLimit)
+            self.http = BackendTransport.makeClient(eventLoopGroup: eventLoopGroup, connectTimeout: connectTimeout, trust: trust)
             self.ownsHTTPClient = true
         }
     }
 
     /// Closes the client's connections; only needed when it made its own HTTP client.
+    /// Calls after this fail as `unreachable`.
     public func shutdown() async throws {
-        if ownsHTTPClient { await http.shutdown() }
+        guard ownsHTTPClient, !shutDown.exchange(true, ordering: .relaxed) else { return }
+        try await http.shutdown()
+    }
+
+    deinit {
+        // An owned AsyncHTTPClient must be shut down before it goes; this one was not.
+        if ownsHTTPClient, !shutDown.load(ordering: .relaxed) { _ = http.shutdown() }
     }
 
     public var metricsURL: String { url("/api/v1/metrics") }
@@ -184,7 +193,8 @@ public final class BackendClient: Sendable {
 
     private func exchange(_ endpoint: String, body: String, method: HTTPMethod = .POST,
                           outboxDepth: Int? = nil) async throws(BackendError) -> Response {
-        var request = BackendHTTPClient.Request(method: method, url: endpoint)
+        var request = HTTPClientRequest(url: endpoint)
+        request.method = method
         request.headers.add(name: "Content-Type", value: "application/json")
         request.headers.add(name: "Accept", value: "application/json")
         request.headers.add(name: "User-Agent", value: "blegate")
@@ -193,14 +203,14 @@ public final class BackendClient: Sendable {
         if let token = token.token { request.headers.add(name: "Authorization", value: "Bearer " + token) }
         do {
             request.headers.add(name: "Content-Encoding", value: "gzip")
-            request.body = try Gzip.compress(body)
+            request.body = .bytes(try Gzip.compress(body))
         } catch {
             throw BackendError(kind: .invalidConfiguration, endpoint: endpoint, message: "cannot gzip the request body: \(error)")
         }
         // One deadline for the whole exchange, the answer's body included: a backend that
         // trickles its body a byte a second holds sync no longer than any other timeout.
         do {
-            let answer = try await http.execute(request, timeout: requestTimeout)
+            let answer = try await BackendTransport.exchange(http, request, timeout: requestTimeout, answerLimit: Self.answerLimit)
             return Response(status: answer.status, headers: answer.headers, body: Array(answer.body.readableBytesView))
         } catch {
             throw transportFailure(error, endpoint: endpoint)
@@ -210,7 +220,7 @@ public final class BackendClient: Sendable {
     /// The largest answer read; the contract's answers are a few hundred bytes.
     static let answerLimit = 4 << 20
 
-    private func transportFailure(_ error: HTTPExchangeError, endpoint: String) -> BackendError {
+    private func transportFailure(_ error: BackendTransport.Failure, endpoint: String) -> BackendError {
         switch error {
         case .deadlineExceeded:
             return BackendError(kind: .timeout, endpoint: endpoint,

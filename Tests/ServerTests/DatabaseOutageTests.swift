@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-import BackendHTTP
+import AsyncHTTPClient
 import BlegateServer
 import BlegateTestSupport
 import Foundation
@@ -109,21 +109,20 @@ struct DatabaseOutageTests {
 
     /// A gateway's batch, as `blegate run` sends it (without gzip, which the server also takes).
     static func post(port: Int, token: String, records: [String]) async throws -> Answer {
-        var request = BackendHTTPClient.Request(method: .POST, url: "http://127.0.0.1:\(port)/api/v1/metrics")
+        var request = HTTPClientRequest(url: "http://127.0.0.1:\(port)/api/v1/metrics")
+        request.method = .POST
         request.headers.add(name: "Authorization", value: "Bearer \(token)")
         request.headers.add(name: "Content-Type", value: "application/json")
-        request.body = ByteBuffer(string: "{\"gateway_id\":\"room-o\",\"records\":[\(records.joined(separator: ","))]}")
+        request.body = .bytes(ByteBuffer(string: "{\"gateway_id\":\"room-o\",\"records\":[\(records.joined(separator: ","))]}"))
         return try await execute(request)
     }
 
     static func get(port: Int, path: String) async throws -> Answer {
-        try await execute(BackendHTTPClient.Request(method: .GET, url: "http://127.0.0.1:\(port)\(path)"))
+        try await execute(HTTPClientRequest(url: "http://127.0.0.1:\(port)\(path)"))
     }
 
-    private static let http = BackendHTTPClient(answerLimit: 1 << 20)
-
-    private static func execute(_ request: BackendHTTPClient.Request) async throws -> Answer {
-        let answer = try await http.execute(request, timeout: .seconds(60))
-        return Answer(status: answer.status, retryAfter: answer.headers.first(name: "Retry-After"), body: String(buffer: answer.body))
+    private static func execute(_ request: HTTPClientRequest) async throws -> Answer {
+        let answer = try await ServerHarness.fetch(request, limit: 1 << 20, timeout: 60)
+        return Answer(status: answer.status, retryAfter: answer.headers.first(name: "Retry-After"), body: answer.body)
     }
 }

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-import BackendHTTP
+import AsyncHTTPClient
 import BlegateServer
 import BlegateTestSupport
 import CompressNIO
@@ -108,7 +108,8 @@ struct ServerHarness: Sendable {
     /// A gateway's request to any backend (this server, the loopback test backend).
     static func send(to url: String, _ body: String, token: String?, method: HTTPMethod = .POST, gzip: Bool = true,
                      outboxDepth: Int? = nil, version: String? = nil) async throws -> Answer {
-        var request = BackendHTTPClient.Request(method: method, url: url)
+        var request = HTTPClientRequest(url: url)
+        request.method = method
         if let token { request.headers.add(name: "Authorization", value: "Bearer \(token)") }
         if let outboxDepth { request.headers.add(name: "Blegate-Outbox-Depth", value: String(outboxDepth)) }
         if let version { request.headers.add(name: "Blegate-Version", value: version) }
@@ -118,24 +119,36 @@ struct ServerHarness: Sendable {
             request.headers.add(name: "Content-Encoding", value: "gzip")
         }
         request.headers.add(name: "Content-Type", value: "application/json")
-        request.body = buffer
+        request.body = .bytes(buffer)
         return try await execute(request)
     }
 
     /// A staff read: GET with the staff token (or `token`).
     func get(_ path: String, token: String? = nil) async throws -> Answer {
-        var request = BackendHTTPClient.Request(method: .GET, url: baseURL + path)
+        var request = HTTPClientRequest(url: baseURL + path)
         request.headers.add(name: "Authorization", value: "Bearer \(token ?? staffToken)")
         return try await Self.execute(request)
     }
 
-    /// The gateway's own HTTP client, one keep-alive connection for the suite.
-    private static let http = BackendHTTPClient(answerLimit: 64 << 20)
+    /// One keep-alive client for the process, never shut down; redirects are answers, as
+    /// the gateway's client has them.
+    static let http: HTTPClient = {
+        var configuration = HTTPClient.Configuration()
+        configuration.redirectConfiguration = .disallow
+        return HTTPClient(configuration: configuration)
+    }()
 
-    private static func execute(_ request: BackendHTTPClient.Request) async throws -> Answer {
-        let answer = try await Self.http.execute(request, timeout: .seconds(30))
-        return Answer(status: answer.status, body: String(buffer: answer.body),
-                      headers: answer.headers.map { ($0.name, $0.value) })
+    /// Sends `request` and reads its whole answer (at most `limit` bytes) within `timeout`.
+    static func fetch(_ request: HTTPClientRequest, limit: Int, timeout: Int64 = 30) async throws
+        -> (status: Int, headers: HTTPHeaders, body: String) {
+        let response = try await http.execute(request, timeout: .seconds(timeout))
+        let body = try await response.body.collect(upTo: limit)
+        return (Int(response.status.code), response.headers, String(buffer: body))
+    }
+
+    private static func execute(_ request: HTTPClientRequest) async throws -> Answer {
+        let answer = try await fetch(request, limit: 64 << 20)
+        return Answer(status: answer.status, body: answer.body, headers: answer.headers.map { ($0.name, $0.value) })
     }
 }
 
