@@ -64,5 +64,5 @@ awk -v peak="$peak_kib" -v connected="$connected" -v status="$status" -v interva
             peak / 1024, max / 1024, a / 1024, b / 1024, growth, n
         printf "rss: after the %d s warm-up: first third %.1f MiB, last third %.1f MiB (%+.1f%%, %+.0f KiB per 10 min): %s\n",
             warm * interval, c / 1024, d / 1024, steady, (minutes > 0 ? (d - c) / minutes * 10 : 0), (steady < 2 && steady > -2) ? "flat" : "not flat"
-        printf "rss: %d connect lines in the log; blegate run exited %d on SIGTERM (budget: peak <= 28 MiB, RssAnon <= 12 MiB, flat)\n", connected, status
+        printf "rss: %d connect lines in the log; blegate run exited %d on SIGTERM (budget with 40 straps, the wall and sync: peak <= 64 MiB, flat)\n", connected, status
     }' "$samples"

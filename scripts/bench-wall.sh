@@ -71,7 +71,7 @@ print("wall: notification -> DOM over %s s, %d screens: p50 %s ms, p99 %s ms, ma
       % (sys.argv[5], r["screens"], r["p50_ms"], r["p99_ms"], r["max_ms"], r["samples"]))
 print("wall: gateway CPU: %s %% of one core with no screen, %s %% with %s screens" % (sys.argv[2], sys.argv[3], sys.argv[4]))
 PY
-echo "wall: gateway memory: $(rss)(budget: peak 28 MiB)"
+echo "wall: gateway memory: $(rss)(budget: peak 64 MiB)"
 if [ -n "${BLEGATE_RSS_PAGES:-}" ]; then
     /usr/bin/python3 scripts/rss-pages.py "$run" --symbols 60 > "$BLEGATE_RSS_PAGES" || echo "wall: scripts/rss-pages.py failed" >&2
 fi
