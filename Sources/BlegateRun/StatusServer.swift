@@ -147,7 +147,8 @@ public final class StatusServer: Service, Sendable {
                 .withBoundSocket(listener)
                 .get()
         } catch {
-            close(listener)
+            // The channel owned the descriptor and closed it on failing: closing it here
+            // again could close another file that took its number meanwhile.
             unlink(path)
             throw error
         }
