@@ -104,7 +104,6 @@ let package = Package(
                 // Sync: the probe goes through the gateway's own backend client set-up.
                 "CTimex", "JSON", "DBus", "BlueZ", "HCI", "SystemSupport", "Sync",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
-                .product(name: "CompressNIO", package: "compress-nio"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
             ]

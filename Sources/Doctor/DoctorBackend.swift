@@ -1,6 +1,5 @@
 // SPDX-License-Identifier: MIT
 import AsyncHTTPClient
-import CompressNIO
 import NIOCore
 import NIOHTTP1
 import Sync
@@ -21,9 +20,8 @@ package enum DoctorBackend {
         request.headers.add(name: "Authorization", value: "Bearer \(token)")
         request.headers.add(name: "Content-Type", value: "application/json")
         request.headers.add(name: "Content-Encoding", value: "gzip")
-        var plain = ByteBuffer(bytes: BackendProbe.body(gatewayID: gatewayID))
         do {
-            request.body = .bytes(try plain.compress(with: .gzip()))
+            request.body = .bytes(try Gzip.compress(ByteBuffer(bytes: BackendProbe.body(gatewayID: gatewayID))))
         } catch {
             return checks + [.fail("backend", "could not gzip the probe: \(error)", fix: nil)]
         }
