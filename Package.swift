@@ -1,8 +1,8 @@
 // swift-tools-version: 6.1
 import PackageDescription
 
-// The layers read bottom-up: C shims (CDBus, CBluetooth, CLinux, CTimex, CSQLite) are
-// imported only by DBus, SystemSupport, HCI, NotifySocket, Doctor and SQLite; everything
+// The layers read bottom-up: C shims (CDBus, CBluetooth, CLinux, CTimex) are
+// imported only by DBus, SystemSupport, HCI, NotifySocket, Doctor; everything
 // above them is pure Swift and testable without a bus. Then the pure layers (GATT, HRV,
 // WearMetrics, Normalization, LinkPolicy, Effort, Classes), the strap links (StrapLinks),
 // the cache and sync (Cache, Outbox, BackendContract, Sync), and the commands: `blegate
@@ -30,6 +30,7 @@ let package = Package(
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
         .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
         .package(url: "https://github.com/apple/swift-system", from: "1.4.0"),
+        .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
     ],
     targets: [
         // C edge.
@@ -45,12 +46,6 @@ let package = Package(
         // Header-only wrappers of Linux calls Swift cannot make directly (eventfd, epoll,
         // recvmmsg, posix_spawn's closefrom), apart from libdbus as swift-nio keeps CNIOLinux.
         .systemLibrary(name: "CLinux"),
-        // SQLite's C API (libsqlite3-dev); only the SQLite target imports it.
-        .systemLibrary(
-            name: "CSQLite",
-            pkgConfig: "sqlite3",
-            providers: [.apt(["libsqlite3-dev"])]
-        ),
         // <sys/timex.h> (adjtimex) for the doctor's clock check; header-only like CBluetooth.
         .systemLibrary(name: "CTimex"),
         // Clocks, Duration in seconds and milliseconds, exponential backoff and the seeded
@@ -65,9 +60,6 @@ let package = Package(
         .target(name: "HCI", dependencies: ["CBluetooth"]),
         // The AcquireNotify sockets of every strap, read on one epoll thread.
         .target(name: "NotifySocket", dependencies: ["CLinux", "DBus", "SystemSupport", "Timing"]),
-        // A connection, prepared statements and transactions over CSQLite, run on serial
-        // queues off the cooperative pool: the cache's whole database layer, no Foundation.
-        .target(name: "SQLite", dependencies: ["CSQLite"]),
 
         // Pure Swift.
         // A JSON value with a deterministic writer and an RFC 8259 parser, no Foundation.
@@ -110,15 +102,17 @@ let package = Package(
         ),
         // The gateway's TOML configuration, validated into a typed tree.
         .target(name: "Config", dependencies: ["Classes", "Timing", .product(name: "TOMLKit", package: "TOMLKit")]),
-        // Durable record cache (SQLite through the SQLite target): the outbox the sync engine drains, and the device registry.
+        // Durable record cache (SQLite through GRDB, the system's libsqlite3): the outbox the
+        // sync engine drains, and the device registry.
         .target(
             name: "Cache",
             dependencies: [
-                "WearMetrics", "Outbox", "JSON", "SystemSupport", "Timing", "SQLite",
+                "WearMetrics", "Outbox", "JSON", "SystemSupport", "Timing",
+                .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "SystemPackage", package: "swift-system"),
             ],
-            // A file uses only what it imports, so Foundation stays in the two files that name it.
+            // A file uses only what it imports.
             swiftSettings: [.enableUpcomingFeature("MemberImportVisibility")]
         ),
         // Delivers outbox records to the HTTP backend (docs/sync.md, docs/backend-openapi.yaml),
@@ -274,8 +268,7 @@ let package = Package(
         ),
 
         .testTarget(name: "DBusTests", dependencies: ["DBus", "Timing", "BlegateTestSupport"]),
-        .testTarget(name: "SQLiteTests", dependencies: ["SQLite"]),
-        .testTarget(name: "SystemSupportTests", dependencies: ["SystemSupport", .product(name: "SystemPackage", package: "swift-system")]),
+        .testTarget(name: "SystemSupportTests", dependencies: ["SystemSupport"]),
         .testTarget(name: "NotifySocketTests", dependencies: ["NotifySocket", "DBus", "BlegateTestSupport", "Timing"]),
         .testTarget(name: "HCITests", dependencies: ["HCI"]),
         .testTarget(name: "GATTTests", dependencies: ["GATT", "JSON", "Timing"]),
@@ -313,7 +306,12 @@ let package = Package(
         ),
         .testTarget(
             name: "CacheTests",
-            dependencies: ["Cache", "Config", "Outbox", "WearMetrics", "GATT", "JSON", "BlegateTestSupport", "SQLite", "Timing"]
+            dependencies: [
+                "Cache", "Config", "Outbox", "WearMetrics", "GATT", "JSON", "BlegateTestSupport", "Timing", "Sync", "TestBackend",
+                .product(name: "GRDB", package: "GRDB.swift"),
+            ],
+            // Caches written by earlier releases, opened from the source tree.
+            exclude: ["Fixtures"]
         ),
         // blegate-server against a real PostgreSQL the suite starts itself (Tests/ServerTests/PostgresFixture.swift);
         // the contract's checks at both backends.

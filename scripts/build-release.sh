@@ -53,9 +53,10 @@ for lib in stdc++ dbus-1 sqlite3 z; do
     [ -f "$archive" ] || fail "no static archive lib$lib.a ($cc_bin -print-file-name=lib$lib.a found none; scripts/setup.sh installs the -dev packages)"
     ln -sf "$archive" ".build-static/syslibs/lib$lib.a"
 done
-# CDBus and CSQLite name the packages dbus-1 and sqlite3, whose -L of the system's library
-# directory would otherwise come first and find the shared libraries: their pkg-config
-# files are rewritten to point at the directory above.
+# CDBus names the package dbus-1, whose -L of the system's library directory would
+# otherwise come first and find the shared library: its pkg-config file (and sqlite3's, for
+# anything that asks) is rewritten to point at the directory above. GRDB's SQLite module
+# links -lsqlite3 plainly, which the -L below resolves to the static archive.
 for pc in dbus-1:libdbus-1-dev sqlite3:libsqlite3-dev; do
     name="${pc%%:*}"
     src="$(pkg-config --variable=pcfiledir "$name" || true)/$name.pc"

@@ -7,10 +7,12 @@ synchronous = FULL; prints write_bytes (/proc/self/io) per record after a 60-com
 warm-up. Commits follow each other without waiting: the bytes, not the time, count.
 Needs a directory on a real block device (not tmpfs).
 
-  scripts/wear-replay.py DIR [--page-size 1024] [--plain] [--checkpoint-pages N] [--commits 600]
+  scripts/wear-replay.py DIR [--page-size 1024] [--layout typed|compact|plain] [--checkpoint-pages N] [--commits 600]
 
---plain stores the JSON as it is instead of the cache's compact text (CompactRecordText,
-whose pieces are copied below)."""
+--layout typed (the default) is the cache's: typed columns, the device's facts in
+device_info. compact and plain store each record's JSON text in a payload column instead,
+as the compact text that caches read by the v4 migration hold (LegacyPayload, whose pieces
+are copied below) or as it is, for comparison."""
 import argparse, os, random, sqlite3
 
 PIECES = [b'{"timestamp":"20', b'Z","device_id":"', b'","source":"ble_', b'","metrics":{', b'},"meta":{',
@@ -22,7 +24,7 @@ PIECES = [b'{"timestamp":"20', b'Z","device_id":"', b'","source":"ble_', b'","me
 
 
 def compact(text):
-    """The fewest bytes, as CompactRecordText.compact."""
+    """The fewest bytes in the legacy compact text (LegacyPayload expands it)."""
     n = len(text)
     cost, choice = [0] * (n + 1), [None] * n
     for i in range(n - 1, -1, -1):
@@ -56,7 +58,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument('dir')
     ap.add_argument('--page-size', type=int, default=1024)
-    ap.add_argument('--plain', action='store_true')
+    ap.add_argument('--layout', choices=('typed', 'compact', 'plain'), default='typed')
     ap.add_argument('--checkpoint-pages', type=int, default=None, help='default: 4 MiB of WAL')
     ap.add_argument('--commits', type=int, default=600)
     a = ap.parse_args()
@@ -70,10 +72,22 @@ def main():
     db.execute('PRAGMA journal_mode = WAL')
     db.execute('PRAGMA synchronous = FULL')
     db.execute(f'PRAGMA wal_autocheckpoint = {a.checkpoint_pages or (4 << 20) // a.page_size}')
+    if a.layout == 'typed':
+        db.executescript('''
+            CREATE TABLE record (sequence INTEGER PRIMARY KEY AUTOINCREMENT, id TEXT NOT NULL UNIQUE, timestamp_ms INTEGER NOT NULL,
+                device INTEGER NOT NULL, source INTEGER NOT NULL, client_id TEXT, state INTEGER NOT NULL DEFAULT 0,
+                stored_ms INTEGER NOT NULL, delivered_ms INTEGER, reason TEXT, device_info INTEGER, hr REAL, rr BLOB,
+                contact INTEGER, hr_status INTEGER, rr_count INTEGER, energy_kj REAL, hrv_rmssd REAL, hrv_mean_rr REAL,
+                hrv_mean_hr REAL, hrv_sdnn REAL, hrv_pnn50 REAL, hrv_sd1 REAL, hrv_sd2 REAL, hrv_window_s REAL,
+                hrv_nn_count REAL, hrv_artifact_pct REAL, hrv_sdnn_window_s REAL, hrv_sdnn_nn_count REAL,
+                hrv_sdnn_artifact_pct REAL, extra BLOB, sealed BLOB);
+            CREATE TABLE device_info (key INTEGER PRIMARY KEY, device INTEGER NOT NULL, entries BLOB NOT NULL);''')
+    else:
+        db.executescript('''
+            CREATE TABLE record (sequence INTEGER PRIMARY KEY AUTOINCREMENT, id TEXT NOT NULL UNIQUE, device_id TEXT NOT NULL,
+                timestamp_ms INTEGER NOT NULL, client_id TEXT, state INTEGER NOT NULL DEFAULT 0, stored_ms INTEGER NOT NULL,
+                delivered_ms INTEGER, reason TEXT, encrypted INTEGER NOT NULL, payload BLOB NOT NULL);''')
     db.executescript('''
-        CREATE TABLE record (sequence INTEGER PRIMARY KEY AUTOINCREMENT, id TEXT NOT NULL UNIQUE, device_id TEXT NOT NULL,
-            timestamp_ms INTEGER NOT NULL, client_id TEXT, state INTEGER NOT NULL DEFAULT 0, stored_ms INTEGER NOT NULL,
-            delivered_ms INTEGER, reason TEXT, encrypted INTEGER NOT NULL, payload BLOB NOT NULL);
         CREATE INDEX record_timestamp ON record(timestamp_ms);
         CREATE TABLE outbox_unpaired (sequence INTEGER PRIMARY KEY, device_id TEXT NOT NULL);
         CREATE TABLE cache_meta (key TEXT PRIMARY KEY NOT NULL, value BLOB NOT NULL);''')
@@ -88,11 +102,19 @@ def main():
         for i in range(36):
             seq += 1
             strap = straps[i % 30]
-            text = (RECORD % (c % 60, rng.randrange(1000), strap, 60 + rng.randrange(100), i, 50 + i)).encode()
-            payload = text if a.plain else compact(text)
+            hr, ms = 60 + rng.randrange(100), rng.randrange(1000)
             uid = '%08x-%04x-7%03x-%04x-%012x' % (now >> 16, now & 0xffff, seq % 4096, 0x8000 | rng.getrandbits(14), rng.getrandbits(48))
-            db.execute('INSERT INTO record (sequence, id, device_id, timestamp_ms, client_id, stored_ms, encrypted, payload) '
-                       'VALUES (?, ?, ?, ?, NULL, ?, 0, ?)', (seq, uid, strap, now - rng.randrange(900), now, payload))
+            if a.layout == 'typed':
+                # hr, RR as two 1/1024 s counts (495.1171875 and 501.953125 ms), contact detected, rr_count 2; the strap's
+                # facts one device_info row (a new one when its battery changes: rare).
+                db.execute('INSERT INTO record (sequence, id, timestamp_ms, device, source, client_id, stored_ms, device_info, '
+                           'hr, rr, contact, rr_count) VALUES (?, ?, ?, ?, 1, NULL, ?, ?, ?, x\'fb010202\', 3, 2)',
+                           (seq, uid, now - rng.randrange(900), i % 30 + 1, now, i % 30 + 1, hr))
+            else:
+                text = (RECORD % (c % 60, ms, strap, hr, i, 50 + i)).encode()
+                payload = text if a.layout == 'plain' else compact(text)
+                db.execute('INSERT INTO record (sequence, id, device_id, timestamp_ms, client_id, stored_ms, encrypted, payload) '
+                           'VALUES (?, ?, ?, ?, NULL, ?, 0, ?)', (seq, uid, strap, now - rng.randrange(900), now, payload))
             db.execute('INSERT INTO outbox_unpaired VALUES (?, ?)', (seq, strap))
             pending.append(seq)
         db.execute('COMMIT')
@@ -105,7 +127,7 @@ def main():
             db.execute("INSERT INTO cache_meta VALUES ('service_state', ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
                        (rng.randbytes(536),))
     per = (write_bytes() - w0) / (seq - s0)
-    print(f'wear-replay: page size {a.page_size}, {"plain JSON" if a.plain else "compact text"}: {per:.0f} bytes per record')
+    print(f'wear-replay: page size {a.page_size}, {a.layout} layout: {per:.0f} bytes per record')
     db.close()
     for suffix in ('', '-wal', '-shm'):
         if os.path.exists(path + suffix):

@@ -48,7 +48,7 @@ public final class ProfileMetricFeeder: Sendable {
     @discardableResult
     public func recover(window: Int64 = ProfileMetricFeeder.recoveryWindow) async -> Int {
         do {
-            let records = try await cache.memberRecords(withinLast: window, containing: ["\"ble_wss\"", "\"ble_bcs\""])
+            let records = try await cache.memberRecords(withinLast: window, sources: ["ble_wss", "ble_bcs"])
             var count = 0
             for stored in records where ProfileMetricMapping.mayCarryProfileMetric(stored.record) {
                 for d in ProfileMetricMapping.documents(recordID: stored.id, clientID: stored.clientID, record: stored.record) {

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 import SystemSupport
-import SQLite
+import GRDB
 import WearMetrics
 
 /// Counts per device.
@@ -51,31 +51,32 @@ public struct CacheStats: Sendable, Equatable {
 
 extension RecordCache {
     public func stats() async throws -> CacheStats {
-        var stats = try await reader.read { db -> CacheStats in
+        var stats = try await database.read { db -> CacheStats in
             var s = CacheStats()
             var perDevice: [String: DeviceRecordCounts] = [:]
             // Totals and quarantined from the records, pending from the outbox tables;
             // delivered is the rest.
-            try db.forEachRow("""
-                SELECT device_id, count(*), max(timestamp_ms), sum(state = 2) FROM record GROUP BY device_id
-                """) { row in
-                let device = row.text(0)
+            for row in try Row.fetchAll(db, sql: """
+                SELECT device.address, count(*), max(record.timestamp_ms), sum(record.state = 2)
+                FROM record JOIN device ON device.key = record.device GROUP BY record.device
+                """) {
+                let device: String = row[0]
                 var d = DeviceRecordCounts(deviceID: device)
-                d.total = row.int(1)
-                d.lastTimestamp = row.optionalInt64(2).map(UTCTimestamp.init(millisecondsSince1970:))
-                d.quarantined = row.int(3)
+                d.total = row[1]
+                d.lastTimestamp = (row[2] as Int64?).map(UTCTimestamp.init(millisecondsSince1970:))
+                d.quarantined = row[3]
                 perDevice[device] = d
             }
-            try db.forEachRow("""
-                SELECT record.device_id, count(*), sum(p.unpaired)
+            for row in try Row.fetchAll(db, sql: """
+                SELECT device.address, count(*), sum(p.unpaired)
                 FROM (SELECT sequence, 0 AS unpaired FROM outbox UNION ALL SELECT sequence, 1 FROM outbox_unpaired) AS p
-                JOIN record ON record.sequence = p.sequence GROUP BY record.device_id
-                """) { row in
-                let device = row.text(0)
-                let n = row.int(1)
+                JOIN record ON record.sequence = p.sequence JOIN device ON device.key = record.device GROUP BY record.device
+                """) {
+                let device: String = row[0]
+                let n: Int = row[1]
                 perDevice[device, default: DeviceRecordCounts(deviceID: device)].pending = n
                 s.pending += n
-                s.unpairedPending += row.int(2)
+                s.unpairedPending += row[2] as Int
             }
             for (device, var d) in perDevice {
                 d.delivered = d.total - d.pending - d.quarantined
@@ -85,16 +86,16 @@ extension RecordCache {
                 s.quarantined += d.quarantined
             }
             s.devices = perDevice.values.sorted { $0.deviceID < $1.deviceID }
-            try db.forEachRow("""
+            if let row = try Row.fetchOne(db, sql: """
                 SELECT record.timestamp_ms, record.stored_ms FROM record
                 WHERE record.sequence = (SELECT min(sequence) FROM (SELECT min(sequence) AS sequence FROM outbox UNION ALL SELECT min(sequence) FROM outbox_unpaired))
-                """) { row in
-                s.oldestPending = UTCTimestamp(millisecondsSince1970: row.int64(0))
-                s.oldestPendingStored = UTCTimestamp(millisecondsSince1970: row.int64(1))
+                """) {
+                s.oldestPending = UTCTimestamp(millisecondsSince1970: row[0])
+                s.oldestPendingStored = UTCTimestamp(millisecondsSince1970: row[1])
             }
-            s.quarantineReasons = try db.rows("""
+            s.quarantineReasons = try Row.fetchAll(db, sql: """
                 SELECT reason, count(*) AS n FROM record WHERE state = 2 GROUP BY reason ORDER BY n DESC LIMIT 10
-                """) { (reason: $0.text(0), count: $0.int(1)) }
+                """).map { (reason: ($0[0] as String?) ?? "", count: $0[1] as Int) }
             s.usedBytes = try RecordCache.usedBytes(db)
             return s
         }

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-import SQLite
+import GRDB
 import WearMetrics
 import Timing
 
@@ -56,14 +56,14 @@ extension RecordCache {
     /// Several devices in one transaction (one fsync, not one per device).
     public func upsertDevices(_ updates: [DeviceUpdate]) async throws {
         guard !updates.isEmpty else { return }
-        try await writer.write { db in
+        try await write { db in
             for u in updates { try RecordCache.upsert(u, in: db) }
         }
     }
 
-    private static func upsert(_ u: DeviceUpdate, in db: Connection) throws {
+    private static func upsert(_ u: DeviceUpdate, in db: Database) throws {
         let seen = u.lastSeen?.millisecondsSince1970
-        try db.cachedStatement("""
+        try db.cachedStatement(sql: """
                 INSERT INTO device (address, name, model, firmware, battery, first_seen_ms, last_seen_ms)
                 VALUES (?, ?, ?, ?, ?, ?, ?)
                 ON CONFLICT(address) DO UPDATE SET
@@ -73,7 +73,7 @@ extension RecordCache {
                     battery = coalesce(excluded.battery, battery),
                     first_seen_ms = coalesce(first_seen_ms, excluded.first_seen_ms),
                     last_seen_ms = max(coalesce(last_seen_ms, 0), coalesce(excluded.last_seen_ms, 0))
-                """).execute([u.address, u.name, u.model, u.firmware, u.battery, seen, seen])
+                """).execute(arguments: [u.address, u.name, u.model, u.firmware, u.battery, seen, seen])
     }
 
     /// Pairs a device with a member: records appended from now on carry `clientID`, and
@@ -86,16 +86,16 @@ extension RecordCache {
         // so the update below reaches them too.
         try await flush()
         let paired = (time ?? .now).millisecondsSince1970
-        return try await writer.write { db in
-            try db.execute("""
+        return try await write { db in
+            try db.execute(sql: """
                 INSERT INTO device (address, client_id, paired_ms) VALUES (?, ?, ?)
                 ON CONFLICT(address) DO UPDATE SET client_id = excluded.client_id, paired_ms = excluded.paired_ms
-                """, [address, clientID, paired])
-            try db.execute("UPDATE record SET client_id = ? WHERE sequence IN (SELECT sequence FROM outbox_unpaired WHERE device_id = ?)",
-                           [clientID, address])
-            let assigned = db.changes
-            try db.execute("INSERT INTO outbox (sequence) SELECT sequence FROM outbox_unpaired WHERE device_id = ?", [address])
-            try db.execute("DELETE FROM outbox_unpaired WHERE device_id = ?", [address])
+                """, arguments: [address, clientID, paired])
+            try db.execute(sql: "UPDATE record SET client_id = ? WHERE sequence IN (SELECT sequence FROM outbox_unpaired WHERE device_id = ?)",
+                           arguments: [clientID, address])
+            let assigned = db.changesCount
+            try db.execute(sql: "INSERT INTO outbox (sequence) SELECT sequence FROM outbox_unpaired WHERE device_id = ?", arguments: [address])
+            try db.execute(sql: "DELETE FROM outbox_unpaired WHERE device_id = ?", arguments: [address])
             return assigned
         }
     }
@@ -104,34 +104,50 @@ extension RecordCache {
     /// the member they were measured for.
     public func unpair(address: String) async throws {
         committer.setMember(nil, for: address)
-        try await writer.write { db in
-            try db.execute("UPDATE device SET client_id = NULL, paired_ms = NULL WHERE address = ?", [address])
+        try await write { db in
+            try db.execute(sql: "UPDATE device SET client_id = NULL, paired_ms = NULL WHERE address = ?", arguments: [address])
         }
     }
 
     public func device(address: String) async throws -> DeviceEntry? {
-        try await reader.read { db in
-            try db.rows("SELECT \(RecordCache.deviceColumns) FROM device WHERE address = ?", [address], RecordCache.deviceEntry).first
+        try await database.read { db in
+            try DeviceRow.fetchOne(db, sql: "SELECT * FROM device WHERE address = ?", arguments: [address])?.entry
         }
     }
 
     /// Every known device, most recently seen first.
     public func devices() async throws -> [DeviceEntry] {
-        try await reader.read { db in
-            try db.rows("SELECT \(RecordCache.deviceColumns) FROM device ORDER BY last_seen_ms DESC, address", [], RecordCache.deviceEntry)
+        try await database.read { db in
+            try DeviceRow.fetchAll(db, sql: "SELECT * FROM device ORDER BY last_seen_ms DESC, address").map(\.entry)
         }
     }
+}
 
-    static let deviceColumns = "address, name, model, firmware, battery, first_seen_ms, last_seen_ms, client_id, paired_ms"
+/// One row of the `device` table, by column name.
+struct DeviceRow: FetchableRecord, Sendable {
+    enum Columns {
+        static let key = Column("key")
+        static let address = Column("address")
+        static let name = Column("name")
+        static let model = Column("model")
+        static let firmware = Column("firmware")
+        static let battery = Column("battery")
+        static let firstSeenMs = Column("first_seen_ms")
+        static let lastSeenMs = Column("last_seen_ms")
+        static let clientID = Column("client_id")
+        static let pairedMs = Column("paired_ms")
+    }
 
-    static func deviceEntry(_ row: Statement) -> DeviceEntry {
-        let client = row.optionalText(7)
-        let paired = row.optionalInt64(8)
-        return DeviceEntry(
-            address: row.text(0), name: row.optionalText(1), model: row.optionalText(2), firmware: row.optionalText(3),
-            battery: row.optionalDouble(4),
-            firstSeen: row.optionalInt64(5).map(UTCTimestamp.init(millisecondsSince1970:)),
-            lastSeen: row.optionalInt64(6).map(UTCTimestamp.init(millisecondsSince1970:)),
+    var entry: DeviceEntry
+
+    init(row: Row) throws {
+        let client: String? = row[Columns.clientID]
+        let paired: Int64? = row[Columns.pairedMs]
+        entry = DeviceEntry(
+            address: row[Columns.address], name: row[Columns.name], model: row[Columns.model], firmware: row[Columns.firmware],
+            battery: row[Columns.battery],
+            firstSeen: (row[Columns.firstSeenMs] as Int64?).map(UTCTimestamp.init(millisecondsSince1970:)),
+            lastSeen: (row[Columns.lastSeenMs] as Int64?).map(UTCTimestamp.init(millisecondsSince1970:)),
             member: client.map { DeviceMember(clientID: $0, pairedAt: UTCTimestamp(millisecondsSince1970: paired ?? 0)) }
         )
     }

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
-import SQLite
+import Foundation
+import GRDB
 import JSON
 import Outbox
 import WearMetrics
@@ -14,10 +15,10 @@ import Timing
 /// sealed like records when the cache has a key, authenticated with kind, id and
 /// revision so a payload moved to another row or revision fails to open.
 enum DocumentStore {
-    static func createTables(_ db: Connection) throws {
+    static func createTables(_ db: Database) throws {
         // state: 0 pending, 1 delivered, 2 quarantined (documents are few: a delivered one
         // is rewritten in place, unlike records).
-        try db.execute("""
+        try db.execute(sql: """
             CREATE TABLE document (
                 sequence INTEGER PRIMARY KEY AUTOINCREMENT,
                 kind TEXT NOT NULL,
@@ -42,22 +43,23 @@ enum DocumentStore {
         "\(kind.rawValue)/\(id)#\(revision)"
     }
 
-    static func decode(_ row: Statement, cipher: PayloadCipher?) throws(CacheError) -> StoredDocument {
-        let id = row.text(0)
-        let kindText = row.text(1)
+    static func decode(_ row: Row, cipher: PayloadCipher?) throws(CacheError) -> StoredDocument {
+        let id: String = row["id"]
+        let kindText: String = row["kind"]
         guard let kind = DocumentKind(rawValue: kindText) else {
             throw CacheError(.unreadablePayload, "document \(id): unknown kind \(kindText)")
         }
-        let revision = row.int(2)
-        let json = try text(kind: kind, id: id, revision: revision, encrypted: row.bool(7), payload: row.blob(8), cipher: cipher)
-        let state: StoredDocument.State = switch row.int(3) {
+        let revision: Int = row["revision"]
+        let payload = Array((row["payload"] as Data?) ?? Data())
+        let json = try text(kind: kind, id: id, revision: revision, encrypted: row["encrypted"], payload: payload, cipher: cipher)
+        let state: StoredDocument.State = switch row["state"] as Int {
         case 1: .delivered
         case 2: .quarantined
         default: .pending
         }
-        return StoredDocument(id: id, kind: kind, json: json, revision: revision, state: state, reason: row.optionalText(4),
-                              deliveredAt: row.optionalInt64(5).map(UTCTimestamp.init(millisecondsSince1970:)),
-                              storedAt: UTCTimestamp(millisecondsSince1970: row.int64(6)))
+        return StoredDocument(id: id, kind: kind, json: json, revision: revision, state: state, reason: row["reason"],
+                              deliveredAt: (row["delivered_ms"] as Int64?).map(UTCTimestamp.init(millisecondsSince1970:)),
+                              storedAt: UTCTimestamp(millisecondsSince1970: row["stored_ms"]))
     }
 
     static func text(kind: DocumentKind, id: String, revision: Int, encrypted: Bool, payload: [UInt8],
@@ -98,11 +100,12 @@ extension RecordCache {
         try DocumentStore.validate(id: id, json: json)
         let cipher = self.cipher
         let now = UTCTimestamp.now.millisecondsSince1970
-        try await writer.write { db in
+        try await write { db in
             var revision = 1
-            let stored = try db.rows("SELECT revision, encrypted, payload FROM document WHERE kind = ? AND id = ?",
-                                     [kind.rawValue, id]) { ($0.int(0), $0.bool(1), $0.blob(2)) }
-            if let (current, encrypted, payload) = stored.first {
+            let stored = try Row.fetchOne(db, sql: "SELECT revision, encrypted, payload FROM document WHERE kind = ? AND id = ?",
+                                          arguments: [kind.rawValue, id])
+                .map { row in (row["revision"] as Int, row["encrypted"] as Bool, Array((row["payload"] as Data?) ?? Data())) }
+            if let (current, encrypted, payload) = stored {
                 // A stored payload that no longer opens is replaced, as a changed one would be.
                 let old = try? DocumentStore.text(kind: kind, id: id, revision: current, encrypted: encrypted, payload: payload, cipher: cipher)
                 if old == json { return }
@@ -112,40 +115,40 @@ extension RecordCache {
             if let cipher {
                 payload = try cipher.seal(payload, id: DocumentStore.sealingID(kind: kind, id: id, revision: revision))
             }
-            try db.execute("""
+            try db.execute(sql: """
                 INSERT INTO document (kind, id, revision, state, stored_ms, encrypted, payload) VALUES (?, ?, ?, 0, ?, ?, ?)
                 ON CONFLICT (kind, id) DO UPDATE SET revision = excluded.revision, state = 0, stored_ms = excluded.stored_ms,
                     delivered_ms = NULL, reason = NULL, encrypted = excluded.encrypted, payload = excluded.payload
-                """, [kind.rawValue, id, revision, now, cipher != nil, payload])
+                """, arguments: [kind.rawValue, id, revision, now, cipher != nil, Data(payload)])
         }
     }
 
     /// Every document of `kind`, oldest first.
     public func documents(kind: DocumentKind) async throws -> [StoredDocument] {
         let cipher = self.cipher
-        return try await reader.read { db in
-            try db.rows("SELECT \(DocumentStore.columns) FROM document WHERE kind = ? ORDER BY sequence",
-                        [kind.rawValue]) { try DocumentStore.decode($0, cipher: cipher) }
+        return try await database.read { db in
+            try Row.fetchAll(db, sql: "SELECT \(DocumentStore.columns) FROM document WHERE kind = ? ORDER BY sequence",
+                             arguments: [kind.rawValue]).map { try DocumentStore.decode($0, cipher: cipher) }
         }
     }
 
     /// A document by kind and id.
     public func document(kind: DocumentKind, id: String) async throws -> StoredDocument? {
         let cipher = self.cipher
-        return try await reader.read { db in
-            try db.rows("SELECT \(DocumentStore.columns) FROM document WHERE kind = ? AND id = ?",
-                        [kind.rawValue, id]) { try DocumentStore.decode($0, cipher: cipher) }.first
+        return try await database.read { db in
+            try Row.fetchOne(db, sql: "SELECT \(DocumentStore.columns) FROM document WHERE kind = ? AND id = ?",
+                             arguments: [kind.rawValue, id]).map { try DocumentStore.decode($0, cipher: cipher) }
         }
     }
 
     /// Pending, delivered and quarantined documents per kind (kinds with none are absent).
     public func documentCounts() async throws -> [DocumentKind: DocumentCounts] {
-        try await reader.read { db in
+        try await database.read { db in
             var counts: [DocumentKind: DocumentCounts] = [:]
-            try db.forEachRow("SELECT kind, state, count(*) FROM document GROUP BY kind, state") { row in
-                guard let kind = DocumentKind(rawValue: row.text(0)) else { return }
-                let n = row.int(2)
-                switch row.int(1) {
+            for row in try Row.fetchAll(db, sql: "SELECT kind, state, count(*) FROM document GROUP BY kind, state") {
+                guard let kind = DocumentKind(rawValue: row[0]) else { continue }
+                let n: Int = row[2]
+                switch row[1] as Int {
                 case 1: counts[kind, default: DocumentCounts()].delivered += n
                 case 2: counts[kind, default: DocumentCounts()].quarantined += n
                 default: counts[kind, default: DocumentCounts()].pending += n
@@ -164,11 +167,11 @@ extension RecordCache: DocumentOutbox {
         guard limit > 0 else { return [] }
         let cipher = self.cipher
         while true {
-            let (batch, bad) = try await reader.read { db in
+            let (batch, bad) = try await database.read { db in
                 var batch: [OutboxDocument] = []
                 var bad: [DocumentRejection] = []
-                try db.forEachRow("SELECT \(DocumentStore.columns) FROM document WHERE state = 0 AND kind = ? ORDER BY sequence LIMIT ?",
-                                  [kind.rawValue, limit]) { row in
+                for row in try Row.fetchAll(db, sql: "SELECT \(DocumentStore.columns) FROM document WHERE state = 0 AND kind = ? ORDER BY sequence LIMIT ?",
+                                            arguments: [kind.rawValue, limit]) {
                     do {
                         let d = try DocumentStore.decode(row, cipher: cipher)
                         batch.append(OutboxDocument(id: d.id, kind: kind, json: d.json, revision: d.revision))
@@ -176,7 +179,7 @@ extension RecordCache: DocumentOutbox {
                         // Opened without the key: the document is fine, the configuration is not.
                         throw e
                     } catch {
-                        bad.append(DocumentRejection(id: row.text(0), revision: row.int(2), reason: "unreadable in the cache: \((error as? CacheError)?.message ?? "\(error)")"))
+                        bad.append(DocumentRejection(id: row["id"], revision: row["revision"], reason: "unreadable in the cache: \((error as? CacheError)?.message ?? "\(error)")"))
                     }
                 }
                 return (batch, bad)
@@ -189,25 +192,25 @@ extension RecordCache: DocumentOutbox {
     public func markDocumentsDelivered(kind: DocumentKind, _ revisions: [DocumentRevision]) async throws {
         guard !revisions.isEmpty else { return }
         let now = UTCTimestamp.now.millisecondsSince1970
-        try await writer.write { db in
-            let update = try db.cachedStatement("UPDATE document SET state = 1, delivered_ms = ? WHERE kind = ? AND id = ? AND revision = ? AND state = 0")
-            for r in revisions { try update.execute([now, kind.rawValue, r.id, r.revision]) }
+        try await write { db in
+            let update = try db.cachedStatement(sql: "UPDATE document SET state = 1, delivered_ms = ? WHERE kind = ? AND id = ? AND revision = ? AND state = 0")
+            for r in revisions { try update.execute(arguments: [now, kind.rawValue, r.id, r.revision]) }
         }
     }
 
     public func quarantineDocuments(kind: DocumentKind, _ rejections: [DocumentRejection]) async throws {
         guard !rejections.isEmpty else { return }
-        try await writer.write { db in
-            let update = try db.cachedStatement("UPDATE document SET state = 2, reason = ? WHERE kind = ? AND id = ? AND revision = ? AND state = 0")
-            for r in rejections { try update.execute([RecordCache.storedReason(r.reason), kind.rawValue, r.id, r.revision]) }
+        try await write { db in
+            let update = try db.cachedStatement(sql: "UPDATE document SET state = 2, reason = ? WHERE kind = ? AND id = ? AND revision = ? AND state = 0")
+            for r in rejections { try update.execute(arguments: [RecordCache.storedReason(r.reason), kind.rawValue, r.id, r.revision]) }
         }
     }
 
     public func outboxDepth() async throws -> Int {
-        try await reader.read { db in
-            let r = try db.scalarInt64("SELECT (SELECT count(*) FROM outbox) + (SELECT count(*) FROM outbox_unpaired)") ?? 0
-            let d = try db.scalarInt64("SELECT count(*) FROM document WHERE state = 0") ?? 0
-            return Int(r + d)
+        try await database.read { db in
+            let r = try Int.fetchOne(db, sql: "SELECT (SELECT count(*) FROM outbox) + (SELECT count(*) FROM outbox_unpaired)") ?? 0
+            let d = try Int.fetchOne(db, sql: "SELECT count(*) FROM document WHERE state = 0") ?? 0
+            return r + d
         }
     }
 }

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
+import GRDB
 import JSON
-import SQLite
 import WearMetrics
 
 public enum ExportFormat: String, Sendable, CaseIterable {
@@ -20,14 +20,14 @@ extension RecordCache {
     @discardableResult
     public func export(since: UTCTimestamp, format: ExportFormat,
                        write: @escaping @Sendable (String) throws -> Void) async throws -> Int {
-        let cipher = self.cipher
-        return try await reader.read { db in
+        try await database.read { db in
             if format == .csv { try write("id,sequence,client_id,synced,state,timestamp,device_id,source,hr,rr_ms,metrics,meta,reason\n") }
             var count = 0
-            try db.forEachRow("""
-                SELECT \(RecordCache.recordColumns) FROM record WHERE timestamp_ms >= ? ORDER BY timestamp_ms, sequence
-                """, [since.millisecondsSince1970]) { row in
-                let s = try RecordCache.decode(row, cipher: cipher)
+            let rows = try Row.fetchCursor(db, sql: """
+                \(RecordCache.recordSelect) WHERE record.timestamp_ms >= ? ORDER BY record.timestamp_ms, record.sequence
+                """, arguments: [since.millisecondsSince1970])
+            while let row = try rows.next() {
+                let s = try self.decode(row, db)
                 try write(format == .jsonl ? RecordCache.jsonLine(s) : RecordCache.csvLine(s))
                 count += 1
             }

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
+import Foundation
 import Glibc
-import SQLite
+import GRDB
 import Synchronization
 import SystemSupport
 import Timing
@@ -101,7 +102,7 @@ final class GroupCommitter: @unchecked Sendable {
         }
     }
 
-    private let writer: ConnectionQueue
+    private let writer: DatabasePool
     private let cipher: PayloadCipher?
     private let intervalNanoseconds: UInt64
     private let maxRecords: Int
@@ -109,14 +110,20 @@ final class GroupCommitter: @unchecked Sendable {
     private var idMaker = RecordID.Maker()
     /// The `last_seen_ms` last written per device (writer thread only).
     private var lastSeenWritten: [String: Int64] = [:]
+    /// Each device's `device.key` by address (writer thread only; a device row is never
+    /// deleted, so a key stays valid).
+    private var deviceKeys: [String: Int64]
+    /// Each device's facts as `device_info` rows (writer thread only).
+    private var deviceInfos = DeviceInfoWriter()
     /// A device's `last_seen_ms` is rewritten at most this often while records keep
     /// coming (and at close): rewriting it at every commit would rewrite the device
     /// table's pages for a value nobody reads to the second.
     static let lastSeenResolutionMilliseconds: Int64 = 60_000
 
-    init(writer: ConnectionQueue, cipher: PayloadCipher?, interval: Duration, maxRecords: Int, maxBuffered: Int = .max,
-         nextSequence: Int64, members: [String: String], makeRoom: (@Sendable () -> Int)? = nil,
+    init(writer: DatabasePool, cipher: PayloadCipher?, interval: Duration, maxRecords: Int, maxBuffered: Int = .max,
+         nextSequence: Int64, members: [String: String], devices: [String: Int64], makeRoom: (@Sendable () -> Int)? = nil,
          restoreReserve: (@Sendable () -> Bool)? = nil) {
+        self.deviceKeys = devices
         self.maxBuffered = max(1, maxBuffered)
         self.makeRoom = makeRoom
         self.restoreReserve = restoreReserve
@@ -200,8 +207,11 @@ final class GroupCommitter: @unchecked Sendable {
     /// records go (a tenth of the bound at once, so the cost is amortised), counted.
     /// Caller holds the lock.
     private func boundBuffer() {
-        guard buffer.count > maxBuffered else { return }
-        let drop = min(buffer.count, buffer.count - maxBuffered + maxBuffered / 10)
+        // While commits fail, the batch of the retry under way counts too: it is held in
+        // memory as much as the waiting records are.
+        let held = buffer.count + (health.failingSince != nil ? inFlight : 0)
+        guard held > maxBuffered else { return }
+        let drop = min(buffer.count, held - maxBuffered + maxBuffered / 10)
         buffer.removeFirst(drop)
         health.dropped += drop
     }
@@ -420,37 +430,40 @@ final class GroupCommitter: @unchecked Sendable {
 
     /// SQLITE_FULL, or the file system's ENOSPC/EDQUOT/EFBIG surfacing as an I/O error.
     static func isDiskFull(_ error: any Error) -> Bool {
-        (error as? SQLiteError)?.isDiskFull ?? false
+        guard let e = error as? DatabaseError else { return false }
+        if e.resultCode == .SQLITE_FULL { return true }
+        let m = (e.message ?? "").lowercased()
+        return m.contains("disk is full") || m.contains("no space")
     }
 
     private func write<G: RandomNumberGenerator>(_ batch: [Pending], final: Bool, using generator: inout G) throws {
         let storedAt = UTCTimestamp.now.millisecondsSince1970
-        // The batch's ids and stored payloads end to end in two buffers: record i's id is
-        // `ids[36 i ..< 36 (i + 1)]`, its payload `payloads[payloadEnds[i - 1] ..< payloadEnds[i]]`.
+        // The batch's ids end to end: record i's is `ids[36 i ..< 36 (i + 1)]`.
         var ids: [UInt8] = []
         ids.reserveCapacity(RecordID.length * batch.count)
         for _ in batch { idMaker.next(atMilliseconds: storedAt, using: &generator, appendingTo: &ids) }
-        // Serialize and encrypt outside SQLite's write lock: each record's JSON text into
-        // one reused buffer, compacted straight into `payloads`.
-        var payloads: [UInt8] = []
-        payloads.reserveCapacity(batch.count * 200)
-        var payloadEnds: [Int] = []
-        payloadEnds.reserveCapacity(batch.count)
-        var json: [UInt8] = []
-        json.reserveCapacity(1024)
-        var compactor = CompactRecordText.Compactor()
+        // Fields and sealing outside SQLite's write lock: each record's columns, or its
+        // sealed fields, ready to bind.
+        var rows: [RecordRow] = []
+        rows.reserveCapacity(batch.count)
+        var deviceStarts: [Int] = []
+        deviceStarts.reserveCapacity(batch.count)
         for i in batch.indices {
-            json.removeAll(keepingCapacity: true)
-            batch[i].record.appendJSON(to: &json)
+            let record = batch[i].record
+            let id = String(decoding: ids[(i * RecordID.length)..<((i + 1) * RecordID.length)], as: UTF8.self)
+            let start = RecordFields.deviceStart(record.meta)
+            let source = SourceKind.code(record.source)
+            var row = RecordRow(sequence: batch[i].sequence, id: id, timestampMs: record.timestamp.millisecondsSince1970,
+                                device: 0, source: source, clientID: batch[i].clientID, storedMs: storedAt, deviceInfo: nil,
+                                fields: RecordFields(), sealed: nil)
             if let cipher {
-                var text: [UInt8] = []
-                json.withUnsafeBufferPointer { compactor.append(compactOf: $0, to: &text) }
-                let id = String(decoding: ids[(i * RecordID.length)..<((i + 1) * RecordID.length)], as: UTF8.self)
-                payloads += try cipher.seal(text, id: id)
+                row.sealed = try cipher.seal(RecordFields.body(record, deviceStart: start),
+                                             aad: PayloadCipher.recordAAD(id: id, timestampMs: row.timestampMs, device: record.deviceID, source: source))
             } else {
-                json.withUnsafeBufferPointer { compactor.append(compactOf: $0, to: &payloads) }
+                row.fields = RecordFields(record, deviceStart: start)
             }
-            payloadEnds.append(payloads.count)
+            rows.append(row)
+            deviceStarts.append(start)
         }
         var lastSeen: [String: Int64] = [:]
         for p in batch {
@@ -464,53 +477,54 @@ final class GroupCommitter: @unchecked Sendable {
                 return t >= written + Self.lastSeenResolutionMilliseconds
             }
         }
-        let encrypted: Int64 = cipher == nil ? 0 : 1
+        var newDevices: [String: Int64] = [:]
         enter(.cacheWork)
-        try writer.sync { db in
-            enter(.committing)
-            defer { enter(.cacheWork) }
-            try db.transaction {
-                let insert = try db.cachedStatement("""
-                    INSERT INTO record (sequence, id, device_id, timestamp_ms, client_id, state, stored_ms, encrypted, payload)
-                    VALUES (?, ?, ?, ?, ?, 0, ?, ?, ?)
-                    """)
-                let pending = try db.cachedStatement("INSERT INTO outbox (sequence) VALUES (?)")
-                let unpaired = try db.cachedStatement("INSERT INTO outbox_unpaired (sequence, device_id) VALUES (?, ?)")
-                try ids.withUnsafeBufferPointer { ids in
-                    try payloads.withUnsafeBufferPointer { payloads in
-                        var payloadStart = 0
-                        for i in batch.indices {
-                            let sequence = batch[i].sequence
-                            let deviceID = batch[i].record.deviceID
-                            try insert.bind(sequence, at: 1)
-                            try insert.bind(text: UnsafeBufferPointer(rebasing: ids[(i * RecordID.length)..<((i + 1) * RecordID.length)]), at: 2)
-                            try insert.bind(text: deviceID, at: 3)
-                            try insert.bind(batch[i].record.timestamp.millisecondsSince1970, at: 4)
-                            if let clientID = batch[i].clientID { try insert.bind(text: clientID, at: 5) } else { try insert.bindNull(at: 5) }
-                            try insert.bind(storedAt, at: 6)
-                            try insert.bind(encrypted, at: 7)
-                            try insert.bind(blob: UnsafeBufferPointer(rebasing: payloads[payloadStart..<payloadEnds[i]]), at: 8)
-                            try insert.run()
-                            payloadStart = payloadEnds[i]
-                            if batch[i].clientID != nil {
-                                try pending.bind(sequence, at: 1)
-                                try pending.run()
-                            } else {
-                                try unpaired.bind(sequence, at: 1)
-                                try unpaired.bind(text: deviceID, at: 2)
-                                try unpaired.run()
+        do {
+            try writer.writeWithoutTransaction { db in
+                enter(.committing)
+                defer { enter(.cacheWork) }
+                try db.inTransaction(.immediate) {
+                    let insert = try RecordRow.insertStatement(db)
+                    let pending = try db.cachedStatement(sql: "INSERT INTO outbox (sequence) VALUES (?)")
+                    let unpaired = try db.cachedStatement(sql: "INSERT INTO outbox_unpaired (sequence, device_id) VALUES (?, ?)")
+                    let seen = try db.cachedStatement(sql: """
+                        INSERT INTO device (address, first_seen_ms, last_seen_ms) VALUES (?, ?, ?)
+                        ON CONFLICT(address) DO UPDATE SET last_seen_ms = max(coalesce(last_seen_ms, 0), excluded.last_seen_ms)
+                        """)
+                    for i in batch.indices {
+                        let record = batch[i].record
+                        let address = record.deviceID
+                        var row = rows[i]
+                        if let key = deviceKeys[address] ?? newDevices[address] {
+                            row.device = key
+                        } else {
+                            // A device's first record: its row, with the time it was first seen.
+                            let t = record.timestamp.millisecondsSince1970
+                            try seen.execute(arguments: [address, t, t])
+                            guard let key = try Int64.fetchOne(db, sql: "SELECT key FROM device WHERE address = ?", arguments: [address]) else {
+                                throw CacheError(.writeFailed, "device \(address) has no row")
                             }
+                            newDevices[address] = key
+                            row.device = key
+                        }
+                        row.deviceInfo = try deviceInfos.key(for: record.meta.entries[deviceStarts[i]...], device: row.device, in: db)
+                        try row.insert(with: insert)
+                        if batch[i].clientID != nil {
+                            try pending.execute(arguments: [row.sequence])
+                        } else {
+                            try unpaired.execute(arguments: [row.sequence, address])
                         }
                     }
+                    for (address, t) in lastSeen { try seen.execute(arguments: [address, t, t]) }
+                    return .commit
                 }
-                let seen = try db.cachedStatement("""
-                    INSERT INTO device (address, first_seen_ms, last_seen_ms) VALUES (?, ?, ?)
-                    ON CONFLICT(address) DO UPDATE SET last_seen_ms = max(coalesce(last_seen_ms, 0), excluded.last_seen_ms)
-                    """)
-                for (address, t) in lastSeen { try seen.execute([address, t, t]) }
             }
+        } catch {
+            deviceInfos.rolledBack()
+            throw error
         }
+        deviceInfos.committed()
+        for (address, key) in newDevices { deviceKeys[address] = key }
         for (address, t) in lastSeen { lastSeenWritten[address] = max(lastSeenWritten[address] ?? t, t) }
     }
 }
-

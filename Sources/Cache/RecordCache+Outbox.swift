@@ -1,16 +1,15 @@
 // SPDX-License-Identifier: MIT
-import JSON
+import GRDB
 import Outbox
-import SQLite
 import Synchronization
 import WearMetrics
 
 extension RecordCache: SyncOutbox {
-    /// The oldest pending records in sequence order, each with its stored JSON as it is
-    /// (decrypted when encrypted, checked to be one JSON object, never parsed into a
-    /// record). With `unpaired = hold`, records without a member are skipped (they wait
-    /// for `pair`). A payload that cannot be read back (corrupted, or tampered with under
-    /// encryption) is quarantined with the reason instead of blocking the outbox forever.
+    /// The oldest pending records in sequence order, each read back from its typed
+    /// columns (opened when sealed). With `unpaired = hold`, records without a member are
+    /// skipped (they wait for `pair`). A record that cannot be read back (damaged bytes, or
+    /// tampered with under encryption) is quarantined with the reason instead of blocking
+    /// the outbox forever.
     public func pendingBatch(limit: Int) async throws -> [OutboxRecord] {
         guard limit > 0 else { return [] }
         // Deliveries the disk could not take yet: record them now if it can, and never
@@ -18,31 +17,30 @@ extension RecordCache: SyncOutbox {
         if deliveredUnrecorded.withLock({ !$0.isEmpty }) { try? await markDelivered([]) }
         let unrecorded = deliveredUnrecorded.withLock { $0 }
         let fetch = limit + min(unrecorded.count, 4 * limit)
-        let cipher = self.cipher
         // The outbox tables are small and ordered by sequence; `send` merges both.
         let pending = options.unpaired == .hold
             ? "SELECT sequence FROM outbox ORDER BY sequence LIMIT ?"
             : "SELECT sequence FROM outbox UNION ALL SELECT sequence FROM outbox_unpaired ORDER BY sequence LIMIT ?"
-        let sql = "SELECT \(RecordCache.recordColumns) FROM (\(pending)) AS p JOIN record ON record.sequence = p.sequence ORDER BY record.sequence"
+        let sql = """
+            SELECT record.*, device.address AS device_address FROM (\(pending)) AS p
+            JOIN record ON record.sequence = p.sequence LEFT JOIN device ON device.key = record.device ORDER BY record.sequence
+            """
         while true {
-            let (batch, bad) = try await reader.read { db in
+            let (batch, bad) = try await database.read { db in
                 var batch: [OutboxRecord] = []
                 var bad: [OutboxRejection] = []
-                let rows = try db.cachedStatement(sql)
-                try rows.bind([fetch])
-                defer { rows.reset() }
-                while try rows.step() {
+                let rows = try Row.fetchCursor(db.cachedStatement(sql: sql), arguments: [fetch])
+                while let row = try rows.next() {
                     if batch.count == limit { break }
-                    let id = rows.text(1)
+                    let id: String = row[RecordRow.Columns.id]
                     if !unrecorded.isEmpty, unrecorded.contains(id) { continue }
                     do {
-                        let json = try RecordCache.payloadText(id: id, encrypted: rows.bool(5), payload: rows.blob(6), cipher: cipher)
-                        do {
-                            try JSONValue.validateObject(json)
-                        } catch {
-                            throw CacheError(.unreadablePayload, "record \(id): \(error)")
+                        let stored = try RecordRow(row: row)
+                        guard let address: String = row["device_address"] else {
+                            throw CacheError(.unreadablePayload, "record \(id): its device (\(stored.device)) is missing (corrupted)")
                         }
-                        batch.append(OutboxRecord(id: id, clientID: rows.optionalText(2), sequence: rows.int64(0), json: json))
+                        let record = try stored.record(address: address, deviceInfo: try self.deviceInfo(stored, db), cipher: self.cipher)
+                        batch.append(OutboxRecord(id: id, clientID: stored.clientID, sequence: stored.sequence, record: record))
                     } catch {
                         bad.append(OutboxRejection(id: id, reason: "unreadable in the cache: \((error as? CacheError)?.message ?? "\(error)")"))
                     }
@@ -72,14 +70,14 @@ extension RecordCache: SyncOutbox {
     }
 
     private func recordDelivered(_ ids: [String]) async throws {
-        try await writer.write { db in
-            let sequence = try db.cachedStatement("SELECT sequence FROM record WHERE id = ?")
-            let paired = try db.cachedStatement("DELETE FROM outbox WHERE sequence = ?")
-            let unpaired = try db.cachedStatement("DELETE FROM outbox_unpaired WHERE sequence = ?")
+        try await write { db in
+            let sequence = try db.cachedStatement(sql: "SELECT sequence FROM record WHERE id = ?")
+            let paired = try db.cachedStatement(sql: "DELETE FROM outbox WHERE sequence = ?")
+            let unpaired = try db.cachedStatement(sql: "DELETE FROM outbox_unpaired WHERE sequence = ?")
             for id in ids {
-                guard let seq = try sequence.scalarInt64([id]) else { continue }
-                try paired.execute([seq])
-                try unpaired.execute([seq])
+                guard let seq = try Int64.fetchOne(sequence, arguments: [id]) else { continue }
+                try paired.execute(arguments: [seq])
+                try unpaired.execute(arguments: [seq])
             }
         }
     }
@@ -104,21 +102,37 @@ extension RecordCache: SyncOutbox {
     /// Pending → quarantined with the reason (the row is rewritten: rare).
     public func quarantine(_ rejections: [OutboxRejection]) async throws {
         guard !rejections.isEmpty else { return }
-        try await writer.write { db in
-            let sequence = try db.cachedStatement("SELECT sequence FROM record WHERE id = ? AND state != 2")
-            let paired = try db.cachedStatement("DELETE FROM outbox WHERE sequence = ?")
-            let unpaired = try db.cachedStatement("DELETE FROM outbox_unpaired WHERE sequence = ?")
-            let update = try db.cachedStatement("UPDATE record SET state = 2, reason = ? WHERE sequence = ?")
+        try await write { db in
+            let sequence = try db.cachedStatement(sql: "SELECT sequence FROM record WHERE id = ? AND state != 2")
+            let paired = try db.cachedStatement(sql: "DELETE FROM outbox WHERE sequence = ?")
+            let unpaired = try db.cachedStatement(sql: "DELETE FROM outbox_unpaired WHERE sequence = ?")
+            let update = try db.cachedStatement(sql: "UPDATE record SET state = 2, reason = ? WHERE sequence = ?")
             for r in rejections {
-                guard let seq = try sequence.scalarInt64([r.id]) else { continue }
-                try paired.execute([seq])
-                var removed = db.changes
-                try unpaired.execute([seq])
-                removed += db.changes
+                guard let seq = try Int64.fetchOne(sequence, arguments: [r.id]) else { continue }
+                try paired.execute(arguments: [seq])
+                var removed = db.changesCount
+                try unpaired.execute(arguments: [seq])
+                removed += db.changesCount
                 // Only a pending record is quarantined; a delivered one stays delivered.
                 guard removed > 0 else { continue }
-                try update.execute([RecordCache.storedReason(r.reason), seq])
+                try update.execute(arguments: [RecordCache.storedReason(r.reason), seq])
             }
+        }
+    }
+}
+
+extension RecordCache {
+    /// `body` in an IMMEDIATE transaction on the writer connection, committed when it
+    /// returns: the write lock is taken up front, so another process's lock makes it wait
+    /// (the busy timeout) before any work rather than fail halfway.
+    func write<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
+        try await database.writeWithoutTransaction { db in
+            var result: T?
+            try db.inTransaction(.immediate) {
+                result = try body(db)
+                return .commit
+            }
+            return result!
         }
     }
 }

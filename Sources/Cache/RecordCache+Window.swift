@@ -1,13 +1,16 @@
 // SPDX-License-Identifier: MIT
-import SQLite
+import GRDB
+import WearMetrics
 
 extension RecordCache {
     /// The devices with at least one record timestamped within `[fromMs, toMs]`: whose
     /// workouts a class yields.
     public func devices(heardFrom fromMs: Int64, to toMs: Int64) async throws -> [String] {
-        try await reader.read { db in
-            try db.rows("SELECT DISTINCT device_id FROM record WHERE timestamp_ms BETWEEN ? AND ? ORDER BY device_id",
-                        [fromMs, toMs]) { $0.text(0) }
+        try await database.read { db in
+            try String.fetchAll(db, sql: """
+                SELECT DISTINCT device.address FROM record JOIN device ON device.key = record.device
+                WHERE record.timestamp_ms BETWEEN ? AND ? ORDER BY device.address
+                """, arguments: [fromMs, toMs])
         }
     }
 
@@ -16,22 +19,25 @@ extension RecordCache {
     /// the same after a restart as it would have been without one.
     ///
     /// The window is found by the timestamp index and rows of other devices are skipped
-    /// without being decoded. There is no index by device: its insertion points, one per
-    /// strap, would dirty a page per record on every commit (docs/cache.md, SD-card wear).
-    /// Callers ask for a few devices at a time so that memory stays bounded.
+    /// by their device key without being read back. There is no index by device: its
+    /// insertion points, one per strap, would dirty a page per record on every commit
+    /// (docs/cache.md, SD-card wear). Callers ask for a few devices at a time so that
+    /// memory stays bounded.
     public func records(devices: [String], from fromMs: Int64, to toMs: Int64) async throws -> [String: [StoredRecord]] {
         guard !devices.isEmpty else { return [:] }
-        let cipher = self.cipher
-        let placeholders = Array(repeating: "?", count: devices.count).joined(separator: ",")
-        return try await reader.read { db in
-            var arguments: [any SQLiteBindable] = [fromMs, toMs]
-            arguments += devices.map { $0 as any SQLiteBindable }
+        return try await database.read { db in
+            let keys = try Int64.fetchAll(db, sql: "SELECT key FROM device WHERE address IN (\(devices.map { _ in "?" }.joined(separator: ",")))",
+                                          arguments: StatementArguments(devices))
+            guard !keys.isEmpty else { return [:] }
             var out: [String: [StoredRecord]] = [:]
-            try db.forEachRow("""
-                SELECT \(RecordCache.recordColumns), record.device_id FROM record
-                WHERE timestamp_ms BETWEEN ? AND ? AND device_id IN (\(placeholders)) ORDER BY timestamp_ms, sequence
-                """, arguments) { row in
-                out[row.text(7), default: []].append(try RecordCache.decode(row, cipher: cipher))
+            let rows = try Row.fetchCursor(db, sql: """
+                \(RecordCache.recordSelect)
+                WHERE record.timestamp_ms BETWEEN ? AND ? AND record.device IN (\(keys.map(String.init).joined(separator: ",")))
+                ORDER BY record.timestamp_ms, record.sequence
+                """, arguments: [fromMs, toMs])
+            while let row = try rows.next() {
+                let stored = try self.decode(row, db)
+                out[stored.record.deviceID, default: []].append(stored)
             }
             return out
         }
@@ -45,8 +51,8 @@ extension RecordCache {
     /// The newest sequence among records timestamped within `[fromMs, toMs]` (0 for none):
     /// a class's workouts need computing again only when it grew (late records).
     public func lastSequence(from fromMs: Int64, to toMs: Int64) async throws -> Int64 {
-        try await reader.read { db in
-            try db.scalarInt64("SELECT MAX(sequence) FROM record WHERE timestamp_ms BETWEEN ? AND ?", [fromMs, toMs]) ?? 0
+        try await database.read { db in
+            try Int64.fetchOne(db, sql: "SELECT MAX(sequence) FROM record WHERE timestamp_ms BETWEEN ? AND ?", arguments: [fromMs, toMs]) ?? 0
         }
     }
 }

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: MIT
+import Foundation
 import Glibc
 import SystemPackage
+import GRDB
 import SystemSupport
-import SQLite
 import Synchronization
 import WearMetrics
 import Timing
@@ -13,18 +14,18 @@ import Timing
 /// SQLite in WAL mode, `synchronous = FULL`: a record is on the device once its group
 /// commit returns, and `blegate cache ...` can read from another process while the gateway
 /// writes. `append` never touches SQLite (see `GroupCommitter`); everything else goes
-/// through the one writer connection or the one reader connection, each on a serial
-/// queue of its own (in WAL mode a read never waits for a commit).
+/// through GRDB's pool of one writer connection and one reader connection, each on a
+/// serial queue of its own (in WAL mode a read never waits for a commit).
 public final class RecordCache: Sendable {
     public let path: String
     public let options: CacheOptions
-    /// The writer connection: group commits, the outbox marks, documents, devices, retention.
-    let writer: ConnectionQueue
-    /// The reader connection. One: in `blegate run` the sync engine, the status server and
-    /// retention read, seldom at once and briefly (export and the cache commands are
-    /// processes of their own), while each connection keeps a page cache of its own.
-    let reader: ConnectionQueue
+    /// The writer (group commits, the outbox marks, documents, devices, retention) and the
+    /// reader (`configuration(options:new:)`).
+    let database: DatabasePool
     let cipher: PayloadCipher?
+    /// The device facts `device_info` rows hold, by key, as records are read back (a few
+    /// rows per strap: written once, never changed).
+    let deviceInfos = Mutex<[Int64: [(key: String, value: String)]]>([:])
     let committer: GroupCommitter
     /// Ids the backend holds that the disk could not yet record as delivered.
     let deliveredUnrecorded = Mutex<Set<String>>([])
@@ -67,41 +68,23 @@ public final class RecordCache: Sendable {
             }
         }
 
-        let writerConnection: Connection
-        let readerConnection: Connection
+        let pool: DatabasePool
         do {
-            writerConnection = try Connection(path: path)
-            try RecordCache.configure(writerConnection, busyTimeout: options.busyTimeout)
-            // A new database gets small pages (an existing one keeps its size: this is a
-            // no-op once the file has a header). Every commit writes each page it touches
-            // whole, and most of what a group commit touches is the tail of a b-tree (the
-            // record table, its two indexes, the outbox) that holds a few new rows: with
-            // 1 KiB pages that costs a quarter of what it did with SQLite's 4 KiB. Set
-            // before WAL is turned on (after which the page size is fixed).
-            if !exists { try writerConnection.execute("PRAGMA page_size = \(RecordCache.pageSize)") }
-            let mode = try writerConnection.scalarText("PRAGMA journal_mode = WAL")
-            guard mode == "wal" else {
-                throw CacheError(.cannotOpen, "cannot open the cache database \(path): SQLite kept journal mode \(mode ?? "unknown") instead of WAL")
+            pool = try DatabasePool(path: path, configuration: RecordCache.configuration(options: options, new: !exists))
+            try pool.writeWithoutTransaction { db in
+                // FULL: each commit fsyncs the WAL, so a committed record survives a power
+                // cut (NORMAL, GRDB's choice for WAL, syncs only at checkpoints: a power
+                // cut could roll back a whole WAL of commits).
+                try db.execute(sql: "PRAGMA synchronous = FULL")
+                // A checkpoint copies every page the WAL holds into the database once,
+                // however often it was rewritten since the last one: the fewer checkpoints,
+                // the fewer copies of the hot tail pages. About 4 MiB of WAL between them.
+                let pageSize = try Int.fetchOne(db, sql: "PRAGMA page_size") ?? 4096
+                try db.execute(sql: "PRAGMA wal_autocheckpoint = \(RecordCache.walBytesPerCheckpoint / max(512, pageSize))")
+                // A sealed payload needs the right key before v4 opens it to convert it.
+                try RecordCache.checkKey(db, cipher: cipher)
             }
-            // FULL: each commit fsyncs the WAL, so a committed record survives a power
-            // cut (NORMAL syncs only at checkpoints: a power cut could roll back a whole
-            // WAL of commits).
-            try writerConnection.execute("PRAGMA synchronous = FULL")
-            // A checkpoint copies every page the WAL holds into the database once,
-            // however often it was rewritten since the last one: the fewer checkpoints,
-            // the fewer copies of the hot tail pages. About 4 MiB of WAL between them.
-            let pageSize = Int(try writerConnection.scalarInt64("PRAGMA page_size") ?? 4096)
-            try writerConnection.execute("PRAGMA wal_autocheckpoint = \(RecordCache.walBytesPerCheckpoint / max(512, pageSize))")
-            // Incremental auto-vacuum lets retention hand freed pages back to the file
-            // system. It can only be switched on before the first table exists, and in
-            // WAL mode takes a VACUUM (of an empty file here) to apply.
-            if try writerConnection.scalarInt64("SELECT count(*) FROM sqlite_master") == 0 {
-                try writerConnection.execute("PRAGMA auto_vacuum = INCREMENTAL")
-                try writerConnection.execute("VACUUM")
-            }
-            try CacheSchema.migrate(writerConnection)
-            readerConnection = try Connection(path: path)
-            try RecordCache.configure(readerConnection, busyTimeout: options.busyTimeout)
+            try CacheSchema.migrator(cipher: cipher).migrate(pool)
         } catch let e as CacheError {
             throw e
         } catch {
@@ -109,45 +92,68 @@ public final class RecordCache: Sendable {
         }
         RecordCache.restrictCompanions(of: path)
 
-        let state: (next: Int64, members: [String: String])
+        let state: (next: Int64, members: [String: String], devices: [String: Int64])
         do {
-            state = try writerConnection.transaction {
-                try RecordCache.checkKey(writerConnection, cipher: cipher)
-                let maxSeq = try writerConnection.scalarInt64("SELECT max(sequence) FROM record") ?? 0
-                let autoSeq = try writerConnection.scalarInt64("SELECT seq FROM sqlite_sequence WHERE name = 'record'") ?? 0
-                var members: [String: String] = [:]
-                try writerConnection.forEachRow("SELECT address, client_id FROM device WHERE client_id IS NOT NULL") { row in
-                    members[row.text(0)] = row.text(1)
+            state = try pool.writeWithoutTransaction { db in
+                try db.inTransaction(.immediate) {
+                    try RecordCache.checkKey(db, cipher: cipher)
+                    return .commit
                 }
-                return (max(maxSeq, autoSeq) + 1, members)
+                let maxSeq = try Int64.fetchOne(db, sql: "SELECT max(sequence) FROM record") ?? 0
+                let autoSeq = try Int64.fetchOne(db, sql: "SELECT seq FROM sqlite_sequence WHERE name = 'record'") ?? 0
+                var members: [String: String] = [:]
+                var devices: [String: Int64] = [:]
+                for row in try Row.fetchAll(db, sql: "SELECT key, address, client_id FROM device") {
+                    devices[row["address"]] = row["key"]
+                    if let client: String = row["client_id"] { members[row["address"]] = client }
+                }
+                return (max(maxSeq, autoSeq) + 1, members, devices)
             }
         } catch let e as CacheError {
             throw e
         } catch {
             throw CacheError(.cannotOpen, "cannot read the cache database \(path): \(error)")
         }
-        let writer = ConnectionQueue(writerConnection, label: "blegate-cache-writer")
-        self.writer = writer
-        reader = ConnectionQueue(readerConnection, label: "blegate-cache-reader")
+        database = pool
         let reserve = path + "-reserve"
         if options.create || access(reserve, F_OK) == 0 { RecordCache.restoreReserve(reserve) }
-        committer = GroupCommitter(writer: writer, cipher: cipher, interval: options.groupCommitInterval,
+        committer = GroupCommitter(writer: pool, cipher: cipher, interval: options.groupCommitInterval,
                                    maxRecords: options.groupCommitRecords, maxBuffered: options.maxBufferedRecords,
-                                   nextSequence: state.next, members: state.members,
-                                   makeRoom: { RecordCache.makeRoom(writer, reserve: reserve) },
+                                   nextSequence: state.next, members: state.members, devices: state.devices,
+                                   makeRoom: { RecordCache.makeRoom(pool, reserve: reserve) },
                                    restoreReserve: { RecordCache.restoreReserve(reserve) })
     }
 
-    /// What every connection of the cache sets first.
-    private static func configure(_ db: Connection, busyTimeout: Duration) throws(SQLiteError) {
-        db.setBusyTimeout(milliseconds: Int(clamping: busyTimeout.milliseconds))
-        // 512 KiB of page cache per connection. Each connection's cache fills as the
-        // database grows, so the cache size is memory the gateway gains slowly and
-        // keeps: with 8 MiB, `blegate run` rose 7 MiB in its first 4 minutes with 50
-        // straps; with SQLite's default 2 MiB it still crept for 30 minutes. The hot
-        // pages are few (the newest leaves of the record table and its indexes);
-        // others come from the OS's file cache, which the kernel can reclaim.
-        try db.execute("PRAGMA cache_size = -512")
+    /// How every connection of the cache is opened: one writer and one reader connection
+    /// (GRDB's pool), each on a serial queue of its own, never on Swift's cooperative pool
+    /// (a commit's fsync under `synchronous = FULL` can take tens of milliseconds on an SD
+    /// card). One reader: in `blegate run` the sync engine, the status server and retention
+    /// read, seldom at once and briefly, while each connection keeps a page cache of its own.
+    static func configuration(options: CacheOptions, new: Bool) -> Configuration {
+        var c = Configuration()
+        c.label = "blegate-cache"
+        c.maximumReaderCount = 1
+        c.busyMode = .timeout(TimeInterval(options.busyTimeout.milliseconds) / 1000)
+        c.prepareDatabase { db in
+            // 512 KiB of page cache per connection. Each connection's cache fills as the
+            // database grows, so the cache size is memory the gateway gains slowly and
+            // keeps: with 8 MiB, `blegate run` rose 7 MiB in its first 4 minutes with 50
+            // straps; with SQLite's default 2 MiB it still crept for 30 minutes. The hot
+            // pages are few (the newest leaves of the record table and its indexes);
+            // others come from the OS's file cache, which the kernel can reclaim.
+            try db.execute(sql: "PRAGMA cache_size = -512")
+            guard new, !db.configuration.readonly, try Int.fetchOne(db, sql: "SELECT count(*) FROM sqlite_master") == 0 else { return }
+            // A new database gets small pages. Every commit writes each page it touches
+            // whole, and most of what a group commit touches is the tail of a b-tree (the
+            // record table, its two indexes, the outbox) that holds a few new rows: with
+            // 1 KiB pages that costs a quarter of what it did with SQLite's 4 KiB. Set
+            // before WAL is turned on (after which the page size is fixed). Incremental
+            // auto-vacuum lets retention hand freed pages back to the file system; it can
+            // only be chosen before the first table exists.
+            try db.execute(sql: "PRAGMA page_size = \(RecordCache.pageSize)")
+            try db.execute(sql: "PRAGMA auto_vacuum = INCREMENTAL")
+        }
+        return c
     }
 
     deinit {
@@ -174,17 +180,22 @@ public final class RecordCache: Sendable {
         }
     }
 
-    private static func checkKey(_ db: Connection, cipher: PayloadCipher?) throws {
-        let check = try db.scalarBlob("SELECT value FROM cache_meta WHERE key = 'key_check'")
+    /// Refuses a wrong key, or no key for a cache holding sealed records; stores the key's
+    /// check value in a cache that has none. Runs before the migrations (on the schema the
+    /// file has, maybe none yet) and after them.
+    private static func checkKey(_ db: Database, cipher: PayloadCipher?) throws {
+        guard try db.tableExists("cache_meta"), try db.tableExists("record") else { return }
+        let check = (try Data.fetchOne(db, sql: "SELECT value FROM cache_meta WHERE key = 'key_check'")).map { Array($0) }
         switch (cipher, check) {
         case let (cipher?, check?):
             guard cipher.verify(keyCheck: check) else {
                 throw CacheError(.wrongKey, "the encryption key does not open this cache (it was written with another key); use the key it was created with")
             }
         case let (cipher?, nil):
-            try db.execute("INSERT INTO cache_meta (key, value) VALUES ('key_check', ?)", [try cipher.makeKeyCheck()])
+            try db.execute(sql: "INSERT INTO cache_meta (key, value) VALUES ('key_check', ?)", arguments: [Data(try cipher.makeKeyCheck())])
         case (nil, _?):
-            if try db.scalarInt64("SELECT count(*) FROM record WHERE encrypted = 1") ?? 0 > 0 {
+            let sealed = try db.columns(in: "record").contains { $0.name == "sealed" } ? "sealed IS NOT NULL" : "encrypted = 1"
+            if try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM record WHERE \(sealed))") ?? false {
                 throw CacheError(.keyRequired, "this cache holds encrypted records: set cache.encryption_key_file to the key it was written with")
             }
         case (nil, nil):
@@ -234,7 +245,7 @@ public final class RecordCache: Sendable {
 
     /// On a full disk: releases the reserve and deletes the oldest delivered records, so
     /// that the pages they held take new records. Returns how many were deleted.
-    static func makeRoom(_ writer: ConnectionQueue, reserve: String) -> Int {
+    static func makeRoom(_ writer: DatabasePool, reserve: String) -> Int {
         // The reserve first: the checkpoint must be able to grow the database file by
         // what the WAL holds, and the delete needs WAL frames, before any page is free.
         // Then delivered records, a chunk at a time, until a reserve's worth of pages is
@@ -242,18 +253,18 @@ public final class RecordCache: Sendable {
         unlink(reserve)
         var deleted = 0
         do {
-            try writer.sync { db in
-                try? db.execute("PRAGMA wal_checkpoint(PASSIVE)")
+            try writer.writeWithoutTransaction { db in
+                try? db.execute(sql: "PRAGMA wal_checkpoint(PASSIVE)")
                 while true {
-                    let free = (try db.scalarInt64("PRAGMA freelist_count") ?? 0) * (try db.scalarInt64("PRAGMA page_size") ?? 4096)
+                    let free = (try Int64.fetchOne(db, sql: "PRAGMA freelist_count") ?? 0) * (try Int64.fetchOne(db, sql: "PRAGMA page_size") ?? 4096)
                     if free >= reserveBytes { break }
-                    try db.execute("""
+                    try db.execute(sql: """
                         DELETE FROM record WHERE sequence IN
                             (SELECT sequence FROM record WHERE \(CacheSchema.isDelivered) ORDER BY sequence LIMIT \(roomChunk))
                         """)
-                    let n = db.changes
+                    let n = db.changesCount
                     deleted += n
-                    try? db.execute("PRAGMA wal_checkpoint(PASSIVE)")
+                    try? db.execute(sql: "PRAGMA wal_checkpoint(PASSIVE)")
                     if n == 0 { break }
                 }
             }
@@ -289,8 +300,8 @@ public final class RecordCache: Sendable {
 
     /// `PRAGMA integrity_check`: "ok", or SQLite's list of problems.
     public func integrityCheck() async throws -> String {
-        try await reader.read { db in
-            try db.rows("PRAGMA integrity_check") { $0.text(0) }.joined(separator: "; ")
+        try await database.read { db in
+            try String.fetchAll(db, sql: "PRAGMA integrity_check").joined(separator: "; ")
         }
     }
 
@@ -298,49 +309,70 @@ public final class RecordCache: Sendable {
 
     /// A stored record by id (committed records only).
     public func storedRecord(id: String) async throws -> StoredRecord? {
-        let cipher = self.cipher
-        return try await reader.read { db in
-            try db.rows("SELECT \(RecordCache.recordColumns) FROM record WHERE id = ?", [id]) {
-                try RecordCache.decode($0, cipher: cipher)
-            }.first
+        try await database.read { db in
+            try self.decodeAll(Row.fetchCursor(db, sql: "\(RecordCache.recordSelect) WHERE record.id = ?", arguments: [id]), db).first
         }
     }
 
     /// Stored records in sequence order after `sequence`, at most `limit`.
     public func storedRecords(after sequence: Int64 = 0, limit: Int = 1000) async throws -> [StoredRecord] {
-        let cipher = self.cipher
-        return try await reader.read { db in
-            try db.rows("SELECT \(RecordCache.recordColumns) FROM record WHERE sequence > ? ORDER BY sequence LIMIT ?",
-                        [sequence, limit]) { try RecordCache.decode($0, cipher: cipher) }
+        try await database.read { db in
+            try self.decodeAll(Row.fetchCursor(db, sql: "\(RecordCache.recordSelect) WHERE record.sequence > ? ORDER BY record.sequence LIMIT ?",
+                                               arguments: [sequence, limit]), db)
         }
     }
 
-    static let recordColumns = "record.sequence, record.id, record.client_id, \(CacheSchema.stateColumn), record.reason, record.encrypted, record.payload"
+    /// Every read of records: the row, its state (`CacheSchema.stateColumn`) and its device's address.
+    static let recordSelect = """
+        SELECT record.*, \(CacheSchema.stateColumn) AS record_state, device.address AS device_address
+        FROM record LEFT JOIN device ON device.key = record.device
+        """
 
-    /// Row (in `recordColumns` order) → StoredRecord.
-    static func decode(_ row: Statement, cipher: PayloadCipher?) throws(CacheError) -> StoredRecord {
-        let id = row.text(1)
-        let json = try payloadText(id: id, encrypted: row.bool(5), payload: row.blob(6), cipher: cipher)
-        let record: WearMetrics
+    /// The rows of a `recordSelect` cursor, each read as it is stepped to (a statement's row
+    /// finds its columns by name through the statement's index; a copied row searches).
+    func decodeAll(_ rows: RowCursor, _ db: Database) throws -> [StoredRecord] {
+        var out: [StoredRecord] = []
+        while let row = try rows.next() { out.append(try decode(row, db)) }
+        return out
+    }
+
+    /// A row of `recordSelect` → StoredRecord.
+    func decode(_ row: Row, _ db: Database) throws -> StoredRecord {
+        let stored = try RecordRow(row: row)
+        guard let address: String = row["device_address"] else {
+            throw CacheError(.unreadablePayload, "record \(stored.id): its device (\(stored.device)) is missing (corrupted)")
+        }
+        let record = try stored.record(address: address, deviceInfo: try deviceInfo(stored, db), cipher: cipher)
+        return StoredRecord(id: stored.id, sequence: stored.sequence, clientID: stored.clientID,
+                            state: RecordState(column: row["record_state"]), reason: stored.reason, record: record)
+    }
+
+    /// The device facts `row` carries (none without a `device_info`).
+    func deviceInfo(_ row: RecordRow, _ db: Database) throws(CacheError) -> [(key: String, value: String)] {
+        guard let key = row.deviceInfo else { return [] }
+        if let known = deviceInfos.withLock({ $0[key] }) { return known }
+        let bytes: [UInt8]
         do {
-            record = try WearMetrics(jsonString: json)
+            guard let data = try Data.fetchOne(db, sql: "SELECT entries FROM device_info WHERE key = ?", arguments: [key]) else {
+                throw CacheError(.unreadablePayload, "record \(row.id): its device information (\(key)) is missing (corrupted)")
+            }
+            bytes = Array(data)
+        } catch let e as CacheError {
+            throw e
         } catch {
-            throw CacheError(.unreadablePayload, "record \(id): \(error)")
+            throw CacheError(.unreadablePayload, "record \(row.id): \(error)")
         }
-        return StoredRecord(id: id, sequence: row.int64(0), clientID: row.optionalText(2), state: RecordState(column: row.int(3)),
-                            reason: row.optionalText(4), record: record)
-    }
-
-    /// The record's JSON text from its stored payload (sealed or not, compact or plain).
-    static func payloadText(id: String, encrypted: Bool, payload: [UInt8], cipher: PayloadCipher?) throws(CacheError) -> String {
-        var bytes = payload
-        if encrypted {
-            guard let cipher else { throw CacheError(.keyRequired, "record \(id) is encrypted and no key was given") }
-            bytes = try cipher.open(payload, id: id)
+        let entries: [(key: String, value: String)]
+        do {
+            entries = try RecordFields.decodeDeviceInfo(bytes)
+        } catch {
+            throw CacheError(.unreadablePayload, "record \(row.id): its stored fields cannot be read back (corrupted: \(error.what))")
         }
-        guard let text = CompactRecordText.expand(bytes) else {
-            throw CacheError(.unreadablePayload, "record \(id): the stored text holds a byte the cache never writes (corrupted)")
+        deviceInfos.withLock { known in
+            // A few rows per strap; a long-lived cache of many straps starts over now and then.
+            if known.count > 4096 { known = [:] }
+            known[key] = entries
         }
-        return String(decoding: text, as: UTF8.self)
+        return entries
     }
 }

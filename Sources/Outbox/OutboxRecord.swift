@@ -5,9 +5,9 @@ import WearMetrics
 /// `id` is minted once, when the record is first stored, so a replay after a crash sends
 /// the same id and the backend can discard the duplicate.
 ///
-/// The record travels as the JSON text the cache stored, which the sync engine splices into
-/// the batch as it is: parsing and re-encoding every record on its way out cost more CPU
-/// than the rest of a sync pass.
+/// The record travels as its typed value, read back from the cache's columns; the sync
+/// engine writes its WearMetrics JSON as it builds a batch (`WearMetrics.appendJSON`), and
+/// the samples sink reads its fields directly.
 public struct OutboxRecord: Sendable, Equatable {
     /// Stable UUID (lowercase, 8-4-4-4-12), the backend's idempotency key.
     public var id: String
@@ -16,24 +16,14 @@ public struct OutboxRecord: Sendable, Equatable {
     /// Cache-wide insertion sequence. Batches are taken in this order, which keeps each
     /// device's records in the order they were measured.
     public var sequence: Int64
-    /// The WearMetrics v1.0 JSON object, exactly as stored (`WearMetrics.jsonString()`),
-    /// without the `id` and `client_id` the batch adds in front.
-    public var json: String
+    /// The WearMetrics v1.0 record, without the `id` and `client_id` the batch adds in front.
+    public var record: WearMetrics
 
-    public init(id: String, clientID: String?, sequence: Int64, json: String) {
+    public init(id: String, clientID: String?, sequence: Int64, record: WearMetrics) {
         self.id = id
         self.clientID = clientID
         self.sequence = sequence
-        self.json = json
-    }
-
-    public init(id: String, clientID: String?, sequence: Int64, record: WearMetrics) {
-        self.init(id: id, clientID: clientID, sequence: sequence, json: record.jsonString())
-    }
-
-    /// The record parsed, for what needs its fields (the samples sink).
-    public var record: WearMetrics {
-        get throws(WearMetricsDecodingError) { try WearMetrics(jsonString: json) }
+        self.record = record
     }
 }
 

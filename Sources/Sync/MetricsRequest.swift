@@ -5,28 +5,30 @@ import WearMetrics
 
 /// The body of `POST /api/v1/metrics`.
 ///
-/// Built as text around each record's stored JSON, so the record's JSON is exactly the
-/// WearMetrics v1.0 form the cache holds, with `id` and `client_id` in front; no record is
-/// parsed or re-encoded on the way.
+/// Written as bytes in one buffer: each record's WearMetrics v1.0 JSON (the record's own
+/// writer, `appendJSON`) with `id` and `client_id` in front, no intermediate values.
 public enum MetricsRequest {
     public static func body(gatewayID: String, records: [OutboxRecord]) -> String {
-        var out = "{\"gateway_id\":"
-        out.reserveCapacity(64 + records.count * 320)
+        var out: [UInt8] = []
+        out.reserveCapacity(64 + records.count * 420)
+        var one: [UInt8] = []
+        out.append(contentsOf: #"{"gateway_id":"#.utf8)
         JSONValue.writeString(gatewayID, to: &out)
-        out += ",\"records\":["
+        out.append(contentsOf: #","records":["#.utf8)
         for (i, r) in records.enumerated() {
-            if i > 0 { out += "," }
-            out += "{\"id\":"
+            if i > 0 { out.append(UInt8(ascii: ",")) }
+            out.append(contentsOf: #"{"id":"#.utf8)
             JSONValue.writeString(r.id, to: &out)
-            out += ",\"client_id\":"
-            if let c = r.clientID { JSONValue.writeString(c, to: &out) } else { out += "null" }
-            // Splice: the record's object without its opening brace.
-            let members = r.json.utf8.dropFirst()
-            if members.first(where: { $0 != 0x20 && $0 != 0x0A && $0 != 0x0D && $0 != 0x09 }) != UInt8(ascii: "}") { out += "," }
-            out += Substring(members)
+            out.append(contentsOf: #","client_id":"#.utf8)
+            if let c = r.clientID { JSONValue.writeString(c, to: &out) } else { out.append(contentsOf: "null".utf8) }
+            // The record's object without its opening brace.
+            one.removeAll(keepingCapacity: true)
+            r.record.appendJSON(to: &one)
+            if one.count > 2 { out.append(UInt8(ascii: ",")) }
+            out.append(contentsOf: one[1...])
         }
-        out += "]}"
-        return out
+        out.append(contentsOf: "]}".utf8)
+        return String(decoding: out, as: UTF8.self)
     }
 
     /// Bytes of the body as JSON and as sent (gzip), for benchmarks and diagnostics.

@@ -12,11 +12,11 @@ import WearMetrics
 ///
 /// Battery is not mapped: it describes the strap, not the member, and a samples backend
 /// files everything under the member. Records with none of these metrics (cadence, power,
-/// battery-only) have nothing to send to this sink. This sink reads the record's fields, so
-/// it parses the stored JSON; a record that does not parse is refused with the reason.
+/// battery-only) have nothing to send to this sink. It reads the record's fields as the
+/// cache hands them over.
 public enum SampleMapping {
-    public static func samples(for item: OutboxRecord) throws(WearMetricsDecodingError) -> [Sample] {
-        let r = try item.record
+    public static func samples(for item: OutboxRecord) -> [Sample] {
+        let r = item.record
         var out: [Sample] = []
         let name = deviceName(r)
         func add(_ type: String, _ value: Double, _ unit: String, windowSeconds: Double?) {

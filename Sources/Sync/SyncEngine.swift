@@ -369,21 +369,10 @@ public actor SyncEngine: Service {
     private func deliverSamples(_ records: ArraySlice<OutboxRecord>, started: Duration) async throws(BackendError) -> Outcome? {
         var samples: [Sample] = []
         var skipped = 0
-        var unreadable: [OutboxRejection] = []
         for r in records {
-            do {
-                let s = try SampleMapping.samples(for: r)
-                if s.isEmpty { skipped += 1 }
-                samples += s
-            } catch {
-                unreadable.append(OutboxRejection(id: r.id, reason: "not a WearMetrics record: \(error)"))
-            }
-        }
-        if !unreadable.isEmpty {
-            if let failure = await quarantine(unreadable) { return failure }
-            let refused = Set(unreadable.map(\.id))
-            let rest = records.filter { !refused.contains($0.id) }
-            return rest.isEmpty ? nil : try await deliverSamples(rest[...], started: started)
+            let s = SampleMapping.samples(for: r)
+            if s.isEmpty { skipped += 1 }
+            samples += s
         }
         var result = SamplesResult(inserted: 0, duplicates: 0, status: 0)
         if !samples.isEmpty {

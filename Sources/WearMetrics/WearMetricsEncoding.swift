@@ -29,8 +29,8 @@ extension WearMetrics {
     }
 
     /// Appends the UTF-8 bytes of `jsonString(options:)` (`pretty` aside: always the
-    /// compact text) to `out`, without building a `String`: the cache writes every record
-    /// through here into one reused buffer.
+    /// compact text) to `out`, without building a `String`: the sync engine writes every
+    /// record of a batch through here into one buffer.
     public func appendJSON(to out: inout [UInt8], options: WearMetricsEncodingOptions = WearMetricsEncodingOptions()) {
         out.reserveCapacity(out.count + 160 + 24 * (metrics.count + meta.count) + 14 * (rrIntervals?.count ?? 0))
         out.append(contentsOf: #"{"timestamp":""#.utf8)

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 import Cache
+import GRDB
 import Foundation
 import Testing
 import WearMetrics
@@ -38,4 +39,47 @@ final class CommitLog: @unchecked Sendable {
 
     func add(_ e: CommitEvent) { lock.lock(); storage.append(e); lock.unlock() }
     var events: [CommitEvent] { lock.lock(); defer { lock.unlock() }; return storage }
+}
+
+/// A plain SQLite connection to a cache file, as another process (or an older blegate)
+/// would open it: for tests that look at or change the file beside the cache.
+final class RawConnection: @unchecked Sendable {
+    let queue: DatabaseQueue
+
+    init(path: String, readOnly: Bool = false) throws {
+        var c = Configuration()
+        c.readonly = readOnly
+        c.busyMode = .timeout(10)
+        // A test may hold a transaction open across calls (BEGIN IMMEDIATE ... COMMIT).
+        c.allowsUnsafeTransactions = true
+        queue = try DatabaseQueue(path: path, configuration: c)
+    }
+
+    func execute(_ sql: String, _ arguments: [(any DatabaseValueConvertible)?] = []) throws {
+        try queue.writeWithoutTransaction { db in
+            if arguments.isEmpty { try db.execute(sql: sql) } else { try db.execute(sql: sql, arguments: StatementArguments(arguments)) }
+        }
+    }
+
+    func scalarInt64(_ sql: String, _ arguments: [(any DatabaseValueConvertible)?] = []) throws -> Int64? {
+        try queue.writeWithoutTransaction { try Int64.fetchOne($0, sql: sql, arguments: StatementArguments(arguments)) }
+    }
+
+    func scalarText(_ sql: String, _ arguments: [(any DatabaseValueConvertible)?] = []) throws -> String? {
+        try queue.writeWithoutTransaction { try String.fetchOne($0, sql: sql, arguments: StatementArguments(arguments)) }
+    }
+
+    func rows<T>(_ sql: String, _ arguments: [(any DatabaseValueConvertible)?] = [], _ map: (Row) throws -> T) throws -> [T] {
+        try queue.writeWithoutTransaction { db in try Row.fetchAll(db, sql: sql, arguments: StatementArguments(arguments)).map(map) }
+    }
+
+    /// `body` in one transaction, committed when it returns.
+    func transaction(_ body: (Database) throws -> Void) throws {
+        try queue.inDatabase { db in
+            try db.inTransaction(.immediate) {
+                try body(db)
+                return .commit
+            }
+        }
+    }
 }

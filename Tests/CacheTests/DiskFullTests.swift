@@ -2,7 +2,7 @@
 import BlegateTestSupport
 @testable import Cache
 import Foundation
-import SQLite
+import GRDB
 import Testing
 import WearMetrics
 #if canImport(Glibc)
@@ -113,7 +113,7 @@ struct DiskFullTests {
         let kept = try await cache.storedRecords(after: 0, limit: 100_000)
         #expect(Set(stillPending).isSubset(of: Set(kept.map(\.sequence))))
         #expect(kept.map(\.sequence) == kept.map(\.sequence).sorted())
-        let check = try await cache.reader.read { try $0.scalarText("PRAGMA integrity_check") }
+        let check = try await cache.database.read { try String.fetchOne($0, sql: "PRAGMA integrity_check") }
         #expect(check == "ok")
         try await cache.close()
     }

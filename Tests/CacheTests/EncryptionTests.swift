@@ -2,7 +2,7 @@
 import Cache
 import Config
 import Foundation
-import SQLite
+import GRDB
 import Testing
 import WearMetrics
 
@@ -10,7 +10,7 @@ import WearMetrics
 struct EncryptionTests {
     let key = (0..<32).map { UInt8($0 * 7 & 0xFF) }
 
-    @Test("round trip; payloads on disk are not plaintext")
+    @Test("round trip; sealed fields on disk are not plaintext, the typed columns stay empty")
     func roundTrip() async throws {
         let dir = TempDir()
         let records = (0..<20).map { hrRecord("AA:00:00:00:00:01", $0) }
@@ -20,14 +20,18 @@ struct EncryptionTests {
             try await cache.close()
         }
         let cache = try RecordCache(path: dir.database, options: CacheOptions(encryptionKey: key))
-        #expect(try await cache.pendingBatch(limit: 100).map { try $0.record } == records)
+        #expect(try await cache.pendingBatch(limit: 100).map(\.record) == records)
         #expect(try await cache.stats().encrypted)
-        let payloads = try Connection(path: dir.database).rows("SELECT payload FROM record") { Data($0.blob(0)) }
+        let db = try RawConnection(path: dir.database)
+        let payloads = try db.rows("SELECT sealed FROM record") { ($0[0] as Data?) ?? Data() }
         #expect(payloads.count == 20)
         for p in payloads {
+            #expect(p.count > 28)
             #expect(p.range(of: Data("ble_hrm".utf8)) == nil)
             #expect(p.range(of: Data("sensor_contact".utf8)) == nil)
+            #expect(p.range(of: Data("detected".utf8)) == nil)
         }
+        #expect(try db.scalarInt64("SELECT count(*) FROM record WHERE coalesce(hr, rr, contact, rr_count, extra) IS NOT NULL") == 0)
     }
 
     @Test("a wrong key is refused at open; no key is refused when records are encrypted")
@@ -57,37 +61,40 @@ struct EncryptionTests {
         }
     }
 
-    @Test("a payload swapped between rows fails authentication and is quarantined, not sent")
+    @Test("sealed fields swapped between rows, or a clear column of a sealed row changed, fail authentication and are quarantined, not sent")
     func tamperedPayload() async throws {
         let dir = TempDir()
         let cache = try RecordCache(path: dir.database, options: CacheOptions(encryptionKey: key))
-        cache.append([hrRecord("AA:00:00:00:00:01", 0), hrRecord("AA:00:00:00:00:01", 1), hrRecord("AA:00:00:00:00:01", 2)])
+        cache.append((0..<5).map { hrRecord("AA:00:00:00:00:01", $0) })
         try await cache.flush()
-        try Connection(path: dir.database).execute("UPDATE record SET payload = (SELECT payload FROM record WHERE sequence = 1) WHERE sequence = 2")
+        try RawConnection(path: dir.database).execute("""
+            UPDATE record SET sealed = (SELECT sealed FROM record WHERE sequence = 1) WHERE sequence = 2;
+            UPDATE record SET timestamp_ms = timestamp_ms + 1000 WHERE sequence = 4
+            """)
         let batch = try await cache.pendingBatch(limit: 10)
-        #expect(batch.map(\.sequence) == [1, 3])
+        #expect(batch.map(\.sequence) == [1, 3, 5])
         let stats = try await cache.stats()
-        #expect(stats.quarantined == 1)
-        #expect(stats.quarantineReasons.first?.reason.contains("AES-GCM") == true)
+        #expect(stats.quarantined == 2)
+        #expect(stats.quarantineReasons.allSatisfy { $0.reason.contains("AES-GCM") }, "\(stats.quarantineReasons)")
     }
 
-    @Test("the outbox hands out each record's stored JSON; a plaintext payload that is not one JSON object is quarantined, not sent")
-    func storedJSONAndDamagedPlaintext() async throws {
+    @Test("the outbox hands out each record as stored, its JSON text the record's own; damaged clear fields are quarantined, not sent")
+    func storedRecordsAndDamagedClearFields() async throws {
         let dir = TempDir()
         let cache = try RecordCache(path: dir.database)
         let records = (0..<4).map { hrRecord("AA:00:00:00:00:01", $0) }
         cache.append(records)
         try await cache.flush()
-        try Connection(path: dir.database).execute("""
-            UPDATE record SET payload = substr(payload, 1, 40) WHERE sequence = 2;
-            UPDATE record SET payload = CAST('[1, 2]' AS BLOB) WHERE sequence = 3;
+        try RawConnection(path: dir.database).execute("""
+            UPDATE record SET rr = substr(rr, 1, 7) WHERE sequence = 2;
+            UPDATE record SET extra = CAST('[1, 2]' AS BLOB) WHERE sequence = 3;
             """)
         let batch = try await cache.pendingBatch(limit: 10)
         #expect(batch.map(\.sequence) == [1, 4])
-        #expect(batch.map(\.json) == [records[0].jsonString(), records[3].jsonString()])
+        #expect(batch.map { $0.record.jsonString() } == [records[0].jsonString(), records[3].jsonString()])
         let stats = try await cache.stats()
         #expect(stats.quarantined == 2)
-        #expect(stats.quarantineReasons.allSatisfy { $0.reason.contains("invalid JSON") || $0.reason.contains("expected an object") },
+        #expect(stats.quarantineReasons.allSatisfy { $0.reason.contains("cannot be read back (corrupted") },
                 "\(stats.quarantineReasons)")
     }
 

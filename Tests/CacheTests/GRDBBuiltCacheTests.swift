@@ -1,17 +1,19 @@
 // SPDX-License-Identifier: MIT
 @testable import Cache
+import Foundation
 import Outbox
-import SQLite
+import GRDB
 import Testing
 import WearMetrics
 
-/// Caches written by the builds that ran the cache on GRDB: the same tables, with the
-/// applied migrations listed in GRDB's `grdb_migrations`. Built here with raw SQL, as
-/// that build left them, so the test does not depend on the cache's own migrations.
+/// Caches written by the builds that ran the cache on GRDB before the typed columns: the
+/// same tables, with the applied migrations listed in GRDB's `grdb_migrations`, records as
+/// compact JSON text. Built here with raw SQL, as that build left them, so the test does
+/// not depend on the cache's own migrations.
 @Suite("Caches written by the GRDB-based build")
 struct GRDBBuiltCacheTests {
     private func writeGRDBBuiltCache(at path: String) throws {
-        let db = try Connection(path: path)
+        let db = try RawConnection(path: path)
         try db.execute("PRAGMA page_size = 1024")
         #expect(try db.scalarText("PRAGMA journal_mode = WAL") == "wal")
         try db.execute("PRAGMA auto_vacuum = INCREMENTAL")
@@ -51,27 +53,45 @@ struct GRDBBuiltCacheTests {
             (5, "AA:00:00:00:00:01", "member-1", 2, "hr out of range"),
             (6, "AA:00:00:00:00:01", "member-1", 0, nil), (7, "AA:00:00:00:00:01", "member-1", 0, nil),
         ]
-        try db.transaction {
+        try db.transaction { db in
             for (seq, device, client, state, reason) in rows {
                 let record = hrRecord(device, Int(seq))
-                try db.execute("""
+                try db.execute(sql: """
                     INSERT INTO record (sequence, id, device_id, timestamp_ms, client_id, state, stored_ms, reason, encrypted, payload)
                     VALUES (?, ?, ?, ?, ?, ?, ?, ?, 0, ?)
-                    """, [seq, "01900000-0000-7000-8000-00000000000\(seq)", device, record.timestamp.millisecondsSince1970, client,
-                          state, record.timestamp.millisecondsSince1970, reason,
-                          CompactRecordText.compact(Array(record.jsonString().utf8))])
+                    """, arguments: [seq, "01900000-0000-7000-8000-00000000000\(seq)", device, record.timestamp.millisecondsSince1970, client,
+                                     state, record.timestamp.millisecondsSince1970, reason,
+                                     Data(Self.compact(Array(record.jsonString().utf8)))])
             }
-            try db.execute("INSERT INTO outbox (sequence) VALUES (2), (4), (6), (7)")
-            try db.execute("INSERT INTO outbox_unpaired (sequence, device_id) VALUES (3, 'AA:00:00:00:00:02')")
-            try db.execute("DELETE FROM record WHERE sequence IN (6, 7)")
-            try db.execute("""
+            try db.execute(sql: "INSERT INTO outbox (sequence) VALUES (2), (4), (6), (7)")
+            try db.execute(sql: "INSERT INTO outbox_unpaired (sequence, device_id) VALUES (3, 'AA:00:00:00:00:02')")
+            try db.execute(sql: "DELETE FROM record WHERE sequence IN (6, 7)")
+            try db.execute(sql: """
                 INSERT INTO document (kind, id, revision, state, stored_ms, encrypted, payload)
                 VALUES ('workout', 'w-1', 1, 0, 1767238262000, 0, CAST('{"id":"w-1"}' AS BLOB))
                 """)
         }
     }
 
-    @Test("it opens without running a migration again and keeps every record's state, the pairing, documents and meta")
+    /// The compact text those builds stored: the JSON with the legacy pieces as one byte
+    /// each (longest first; any choice reads back the same).
+    static func compact(_ text: [UInt8]) -> [UInt8] {
+        let pieces = LegacyPayload.pieces.enumerated().sorted { $0.element.count > $1.element.count }
+        var out: [UInt8] = [0x01]
+        var i = 0
+        next: while i < text.count {
+            for (n, piece) in pieces where text.count - i >= piece.count && text[i..<(i + piece.count)].elementsEqual(piece) {
+                out.append(0x02 + UInt8(n))
+                i += piece.count
+                continue next
+            }
+            out.append(text[i])
+            i += 1
+        }
+        return out
+    }
+
+    @Test("it opens, converts the records to typed columns once, and keeps every record's state, the pairing, documents and meta")
     func opensAndContinues() async throws {
         let dir = TempDir()
         try writeGRDBBuiltCache(at: dir.database)
@@ -92,16 +112,24 @@ struct GRDBBuiltCacheTests {
         try await cache.flush()
         #expect(try await cache.storedRecords(after: 4).map(\.sequence) == [5, 8])
         #expect(try await cache.storedRecords(after: 7).first?.clientID == "member-1")
+        #expect(try await cache.storedRecords(limit: 10).map(\.record)
+                == [1, 2, 3, 4, 5].map { hrRecord($0 == 3 ? "AA:00:00:00:00:02" : "AA:00:00:00:00:01", $0) } + [hrRecord("AA:00:00:00:00:01", 8)])
         try await cache.close()
-        let db = try Connection(path: dir.database)
-        #expect(try db.scalarInt64("SELECT count(*) FROM grdb_migrations") == 3)
+        let db = try RawConnection(path: dir.database)
+        #expect(try db.rows("SELECT identifier FROM grdb_migrations ORDER BY rowid") { $0[0] as String }
+                == [CacheSchema.v1, CacheSchema.v2, CacheSchema.v3, CacheSchema.v4])
         #expect(try db.scalarInt64("PRAGMA page_size") == 1024)
+        // Opened again: nothing left to migrate, everything where it was.
+        let again = try RecordCache(path: dir.database)
+        #expect(try await again.pendingBatch(limit: 10).map(\.sequence) == [2, 3, 4, 8])
+        try await again.close()
+        #expect(try db.scalarInt64("SELECT count(*) FROM grdb_migrations") == 4)
     }
 
     @Test("one that stopped at the first migration is brought up to date")
     func migratesTheRest() async throws {
         let dir = TempDir()
-        let db = try Connection(path: dir.database)
+        let db = try RawConnection(path: dir.database)
         try db.execute("""
             CREATE TABLE grdb_migrations (identifier TEXT NOT NULL PRIMARY KEY);
             INSERT INTO grdb_migrations VALUES ('v1: records, devices, meta');
@@ -121,13 +149,13 @@ struct GRDBBuiltCacheTests {
         let record = hrRecord("AA:00:00:00:00:01", 0)
         try db.execute("INSERT INTO record (id, device_id, timestamp_ms, client_id, state, stored_ms, encrypted, payload) VALUES (?, ?, ?, ?, 0, ?, 0, ?)",
                        ["0f9c3a4e-5d6b-4c7a-8e9f-000000000001", "AA:00:00:00:00:01", record.timestamp.millisecondsSince1970, "member-1",
-                        record.timestamp.millisecondsSince1970, Array(record.jsonString().utf8)])
+                        record.timestamp.millisecondsSince1970, Data(record.jsonString().utf8)])
         let cache = try RecordCache(path: dir.database)
-        #expect(try await cache.pendingBatch(limit: 10).map(\.json) == [record.jsonString()])
+        #expect(try await cache.pendingBatch(limit: 10).map { $0.record.jsonString() } == [record.jsonString()])
         try await cache.putDocument(kind: .workout, id: "w-1", json: #"{"id":"w-1"}"#)
         #expect(try await cache.documentCounts()[.workout]?.pending == 1)
         try await cache.close()
-        #expect(try db.rows("SELECT identifier FROM grdb_migrations ORDER BY identifier") { $0.text(0) }
-                == ["v1: records, devices, meta", "v2: write-once records, outbox tables", "v3: documents"])
+        #expect(try db.rows("SELECT identifier FROM grdb_migrations ORDER BY identifier") { $0[0] as String }
+                == ["v1: records, devices, meta", "v2: write-once records, outbox tables", "v3: documents", "v4: typed records"])
     }
 }

@@ -2,7 +2,7 @@
 import BlegateTestSupport
 import Cache
 import Foundation
-import SQLite
+import GRDB
 import Outbox
 import Testing
 import Timing
@@ -136,16 +136,16 @@ struct GroupCommitTests {
         writer.append(hrRecord("AA:00:00:00:00:01", 0))
         try await writer.flush()
         // A plain read-only SQLite connection, as another process would open it.
-        let reader = ConnectionQueue(try Connection(path: dir.database, readOnly: true), label: "test-reader")
-        let mode = try await reader.read { try $0.scalarText("PRAGMA journal_mode") }
+        let reader = try RawConnection(path: dir.database, readOnly: true)
+        let mode = try reader.scalarText("PRAGMA journal_mode")
         #expect(mode == "wal")
         var seen: [Int] = []
         for round in 1...20 {
             let seq = writer.append((0..<200).map { hrRecord("AA:00:00:00:00:01", round * 1000 + $0) })
-            seen.append(Int(try await reader.read { try $0.scalarInt64("SELECT count(*) FROM record") ?? -1 }))
+            seen.append(Int(try reader.scalarInt64("SELECT count(*) FROM record") ?? -1))
             try await withTimeout { try await writer.waitUntilCommitted(seq) }
         }
-        let final = try await reader.read { try $0.scalarInt64("SELECT count(*) FROM record") }
+        let final = try reader.scalarInt64("SELECT count(*) FROM record")
         #expect(final == Int64(1 + 20 * 200))
         #expect(seen == seen.sorted())
         try await writer.close()
@@ -158,7 +158,7 @@ struct GroupCommitTests {
         cache.append(hrRecord("AA:00:00:00:00:01", 0))
         try await cache.flush()
         // Another connection makes every insert fail, as a full disk would.
-        let other = try Connection(path: dir.database)
+        let other = try RawConnection(path: dir.database)
         try other.execute("CREATE TRIGGER refuse BEFORE INSERT ON record BEGIN SELECT RAISE(ABORT, 'disk says no'); END")
         let records = (1...50).map { hrRecord("AA:00:00:00:00:01", $0) }
         cache.append(records)
@@ -185,7 +185,7 @@ struct GroupCommitTests {
         try await cache.flush()
         // Another connection holds the write lock: the writer takes the next batch out of
         // its buffer and waits in its commit.
-        let other = try Connection(path: dir.database)
+        let other = try RawConnection(path: dir.database)
         try other.execute("BEGIN IMMEDIATE")
         let records = (1...20).map { hrRecord("AA:00:00:00:00:01", $0) }
         cache.append(records)
@@ -217,7 +217,7 @@ struct GroupCommitTests {
         let dir = TempDir()
         let cache = try RecordCache(path: dir.database)
         try await cache.close()
-        let db = try Connection(path: dir.database)
+        let db = try RawConnection(path: dir.database)
         let (mode, vacuum) = (try db.scalarText("PRAGMA journal_mode"), try db.scalarInt64("PRAGMA auto_vacuum"))
         #expect(mode == "wal")
         #expect(vacuum == 2)

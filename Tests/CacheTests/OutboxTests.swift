@@ -17,7 +17,7 @@ struct OutboxTests {
 
         let first = try await cache.pendingBatch(limit: 10)
         #expect(first.map(\.sequence) == Array(1...10))
-        #expect(try first.map { try $0.record } == Array(records[0..<10]))
+        #expect(first.map(\.record) == Array(records[0..<10]))
         #expect(Set(first.map(\.id)).count == 10)
         // Asking again without marking gives the same batch with the same ids (replay).
         #expect(try await cache.pendingBatch(limit: 10) == first)
@@ -98,7 +98,7 @@ struct OutboxTests {
         try await cache.flush()
         let paired = try await cache.pendingBatch(limit: 100)
         #expect(paired.count == 4)
-        #expect(try paired.allSatisfy { try $0.clientID == "member-1" && $0.record.deviceID == "AA:00:00:00:00:01" })
+        #expect(paired.allSatisfy { $0.clientID == "member-1" && $0.record.deviceID == "AA:00:00:00:00:01" })
         #expect(try await cache.stats().unpairedPending == 4)
 
         // Still buffered (not committed) at pairing time: must be assigned too.
@@ -110,7 +110,7 @@ struct OutboxTests {
         let all = try await cache.pendingBatch(limit: 100)
         #expect(all.count == 10)
         #expect(all.map(\.sequence) == all.map(\.sequence).sorted())
-        #expect(try all.filter { try $0.record.deviceID == "AA:00:00:00:00:02" }.allSatisfy { $0.clientID == "member-2" })
+        #expect(all.filter { $0.record.deviceID == "AA:00:00:00:00:02" }.allSatisfy { $0.clientID == "member-2" })
         let device = try #require(try await cache.device(address: "AA:00:00:00:00:02"))
         #expect(device.member?.clientID == "member-2")
     }

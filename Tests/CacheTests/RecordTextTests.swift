@@ -55,7 +55,8 @@ enum RecordTextFixtures {
 }
 
 extension RecordTextFixtures {
-    /// Each record's JSON text and stored form (hex), as the cache has always written them.
+    /// Each record's JSON text, and the compact text (hex) caches stored before the typed
+    /// columns: what the migration to them reads.
     static let stored: [(json: String, compactHex: String)] = [
         (##"{"timestamp":"2026-01-01T03:31:02.123Z","device_id":"A0:9E:1A:6C:16:FD","source":"ble_hrm","metrics":{"hr":72},"meta":{"sensor_contact":"detected","rr_count":"2","manufacturer_name":"Polar Electro Oy","model_number":"H10","serial_number":"3291288939","firmware_version":"3.1.1","hardware_version":"00760690.03","software_version":"3.1.1","body_sensor_location":"chest","battery":"0.74"},"rr_ms":[833.0078125,836.9140625]}"##, "010232362d30312d30315430333a33313a30322e3132330341303a39453a31413a36433a31363a46440468726d0507373206081409320a506f6c617220456c656374726f204f790b4831300c333239313238383933390d332e312e310e30303736303639302e30330f332e312e311018222c1122302e3734123833332e303037383132352c3833362e393134303632355d7d"),
         (##"{"timestamp":"2026-01-01T03:31:02.123Z","device_id":"A0:9E:1A:6C:16:FE","source":"ble_hrm","metrics":{"hr":0},"meta":{"sensor_contact":"unsupported","hr_status":"no_reading"},"rr_ms":[]}"##, "010232362d30312d30315430333a33313a30322e3132330341303a39453a31413a36433a31363a46450468726d0507300608151668725f737461747573223a226e6f5f72656164696e67125d7d"),
@@ -88,8 +89,8 @@ extension RecordTextFixtures {
     ]
 }
 
-/// The JSON text and stored form of records: pinned, so the writer cannot drift from what
-/// the cache has stored and its readers expect.
+/// The JSON text of records and their stored forms: pinned, so neither the writer nor the
+/// columns can drift from what the cache has stored and its readers expect.
 @Suite("Record text")
 struct RecordTextTests {
     static func hex(_ bytes: [UInt8]) -> String {
@@ -111,80 +112,79 @@ struct RecordTextTests {
         }
     }
 
-    @Test("every record's stored form is the pinned bytes, written one after another with one compactor")
-    func storedForm() {
-        var compactor = CompactRecordText.Compactor()
-        var all: [UInt8] = []
-        var expectedAll: [UInt8] = []
-        // Longest first, so the compactor's scratch is reused for shorter texts.
-        let order = RecordTextFixtures.stored.indices.sorted { RecordTextFixtures.stored[$0].json.utf8.count > RecordTextFixtures.stored[$1].json.utf8.count }
-        for i in order {
-            let (json, compactHex) = RecordTextFixtures.stored[i]
-            let text = Array(json.utf8)
-            #expect(Self.hex(CompactRecordText.compact(text)) == compactHex)
-            text.withUnsafeBufferPointer { compactor.append(compactOf: $0, to: &all) }
-            expectedAll += CompactRecordText.compact(text)
-            #expect(CompactRecordText.expand(CompactRecordText.compact(text)) == text)
+    @Test("every record's stored form as caches before the typed columns wrote it (compact text) reads back as its JSON text")
+    func legacyStoredForm() throws {
+        for (json, compactHex) in RecordTextFixtures.stored {
+            var bytes: [UInt8] = []
+            var i = compactHex.startIndex
+            while i < compactHex.endIndex {
+                let j = compactHex.index(i, offsetBy: 2)
+                bytes.append(try #require(UInt8(compactHex[i..<j], radix: 16)))
+                i = j
+            }
+            #expect(LegacyPayload.expand(bytes) == Array(json.utf8))
+            // Plain JSON, as the first caches stored it, reads as it is.
+            #expect(LegacyPayload.expand(Array(json.utf8)) == Array(json.utf8))
         }
-        #expect(all == expectedAll)
+        // A byte below 0x20 that no piece stands for: corrupted.
+        #expect(LegacyPayload.expand([0x01, 0x7B, 0x00, 0x7D]) == nil)
     }
 
-    /// The compaction as first written: the reference for the table-driven one.
-    static func referenceCompact(_ text: [UInt8]) -> [UInt8] {
-        let pieces = CompactRecordText.pieces
-        let n = text.count
-        if text.contains(where: { $0 < 0x20 }) { return text }
-        var cost = [Int](repeating: 0, count: n + 1)
-        var choice = [Int](repeating: -1, count: n)
-        var i = n - 1
-        while i >= 0 {
-            var best = cost[i + 1] + 1
-            var pick = -1
-            for (p, piece) in pieces.enumerated() where piece[0] == text[i] {
-                let end = i + piece.count
-                guard end <= n, cost[end] + 1 < best, text[i..<end].elementsEqual(piece) else { continue }
-                best = cost[end] + 1
-                pick = p
-            }
-            cost[i] = best
-            choice[i] = pick
-            i -= 1
+    @Test("every record reads back from its typed columns, and from its sealed fields, as the same record and JSON text")
+    func typedRoundTrip() throws {
+        for r in RecordTextFixtures.records {
+            let start = RecordFields.deviceStart(r.meta)
+            let deviceInfo = try RecordFields.decodeDeviceInfo(RecordFields.encodeDeviceInfo(r.meta.entries[start...]))
+            let source = SourceKind.code(r.source)
+            let fields = RecordFields(r, deviceStart: start)
+            let back = try fields.record(timestamp: r.timestamp, deviceID: r.deviceID, source: source, deviceInfo: deviceInfo)
+            #expect(back == r)
+            #expect(back.jsonString() == r.jsonString())
+            let sealed = try RecordFields.record(body: RecordFields.body(r, deviceStart: start), timestamp: r.timestamp,
+                                                 deviceID: r.deviceID, source: source, deviceInfo: deviceInfo)
+            #expect(sealed == r)
+            #expect(sealed.jsonString() == r.jsonString())
         }
-        var out: [UInt8] = [CompactRecordText.marker]
-        i = 0
-        while i < n {
-            if choice[i] < 0 { out.append(text[i]); i += 1 } else { out.append(0x02 + UInt8(choice[i])); i += pieces[choice[i]].count }
-        }
-        return out
     }
 
-    @Test("the compaction matches the reference on texts made of pieces, their fragments and other bytes")
-    func compactionMatchesReference() {
-        var rng = SeededRandom(seed: 42)
-        let pieces = CompactRecordText.pieces
-        var compactor = CompactRecordText.Compactor()
-        let punctuation = Array(#"",:{}[]_\"#.utf8)
-        var differ = 0
-        for _ in 0..<3000 {
-            var text: [UInt8] = []
-            for _ in 0..<Int(rng.next() % 40) {
-                switch rng.next() % 4 {
-                case 0: text += pieces[Int(rng.next() % UInt64(pieces.count))]
-                case 1:
-                    let p = pieces[Int(rng.next() % UInt64(pieces.count))]
-                    let a = Int(rng.next() % UInt64(p.count))
-                    text += p[a..<(a + Int(rng.next() % UInt64(p.count - a)) + 1)]
-                case 2: text.append(punctuation[Int(rng.next() % UInt64(punctuation.count))])
-                default: text.append(UInt8(0x20 + rng.next() % 0x60))
-                }
-            }
-            if rng.next() % 50 == 0 { text.append(UInt8(rng.next() % 0x20)) }
-            var out: [UInt8] = [0xFF]
-            text.withUnsafeBufferPointer { compactor.append(compactOf: $0, to: &out) }
-            if out != [0xFF] + Self.referenceCompact(text) { differ += 1 }
-            #expect(CompactRecordText.expand(Array(out.dropFirst())) == text)
+    @Test("a strap's heart-rate record takes typed columns only: the pinned values, no extra bytes")
+    func strapColumns() {
+        let r = RecordTextFixtures.records[0]
+        let start = RecordFields.deviceStart(r.meta)
+        #expect(start == 2, "sensor_contact and rr_count are the record's; the rest is the device's")
+        var expected = RecordFields()
+        expected.hr = 72
+        expected.contact = 3
+        expected.rrCount = 2
+        // 853 and 857 ticks of 1/1024 s, little-endian.
+        expected.rr = [0x55, 0x03, 0x59, 0x03]
+        #expect(RecordFields(r, deviceStart: start) == expected)
+        // Device facts as meta items (2) with one-byte keys (21: manufacturer_name).
+        #expect(Self.hex(RecordFields.encodeDeviceInfo(r.meta.entries[start...])).hasPrefix("0215"))
+        // An HRV record as the normalizer makes it: columns only, its method and context as items.
+        var hrv = WearMetrics(timestamp: RecordTextFixtures.base, deviceID: "A0:9E:1A:6C:16:FD", source: "ble_hrm")
+        for (k, v) in [("hrv_rmssd", 41.25), ("hrv_mean_rr_ms", 812.5), ("hrv_mean_hr_bpm", 73.8), ("hrv_sdnn", 52.1),
+                       ("hrv_pnn50_pct", 12.5), ("hrv_sd1_ms", 29.2), ("hrv_sd2_ms", 66.0)] { hrv.setMetric(k, v) }
+        for (k, v) in [("hrv_window_s", "60"), ("hrv_nn_count", "71"), ("hrv_artifact_pct", "0.0"), ("hrv_sdnn_window_s", "300"),
+                       ("hrv_sdnn_nn_count", "360"), ("hrv_sdnn_artifact_pct", "1.4"), ("hrv_method", "rmssd_sdnn_v1"), ("hrv_context", "rest")] {
+            hrv.meta[k] = v
         }
-        #expect(differ == 0)
+        let fields = RecordFields(hrv, deviceStart: RecordFields.deviceStart(hrv.meta))
+        #expect(fields.rmssd == 41.25 && fields.sd2 == 66 && fields.hrvWindow == 60 && fields.hrvArtifact == 0 && fields.sdnnNNCount == 360)
+        // Item 2 (meta), key 31 (hrv_method), "rmssd_sdnn_v1"; item 2, key 32 (hrv_context), "rest".
+        #expect(Self.hex(fields.extra ?? []) == "021f0d726d7373645f73646e6e5f763102200472657374")
+    }
+
+    @Test("RR intervals: the strap's 1/1024 s counts as two bytes each; any other value as a float, exactly")
+    func rrPacking() {
+        #expect(RRPacking.pack([833.0078125, 836.9140625]) == [0x55, 0x03, 0x59, 0x03])
+        #expect(RRPacking.unpack([0x55, 0x03, 0x59, 0x03]) == [833.0078125, 836.9140625])
+        for list in [[], [0.0, 1, 1999.0234375, 1e-3], [800.0], [-0.0], [63_999.0234375], [64_000]] as [[Double]] {
+            let packed = RRPacking.pack(list)
+            #expect(RRPacking.unpack(packed).map { $0.map(\.bitPattern) } == list.map(\.bitPattern), "\(list)")
+        }
+        #expect(RRPacking.pack([]).count == 1, "an empty list is not an empty BLOB (which binds as NULL)")
+        #expect(RRPacking.unpack([0x02]) == nil)
     }
 
     @Test("record ids are lowercase 8-4-4-4-12 hex of their 128 bits, minted in increasing order")

@@ -34,7 +34,7 @@ struct RetentionTests {
         cache.append(hrRecord("AA:00:00:00:00:08", 0, at: UTCTimestamp(millisecondsSince1970: now.millisecondsSince1970 - 60_000)))
         try await cache.flush()
         let young = try #require(try await cache.pendingBatch(limit: 1000).last)
-        #expect(try young.record.deviceID == "AA:00:00:00:00:08")
+        #expect(young.record.deviceID == "AA:00:00:00:00:08")
         try await cache.quarantine([OutboxRejection(id: young.id, reason: "bad")])
 
         let report = try await cache.prune(policy: RetentionPolicy(maximumAge: .seconds(7 * 86_400)), now: now)

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 @testable import Cache
 import Foundation
-import SQLite
+import GRDB
 import Outbox
 import Testing
 import WearMetrics
@@ -11,10 +11,10 @@ struct SchemaMigrationTests {
     /// A cache as the first schema wrote it: pending (paired and not), delivered and
     /// quarantined rows with random version-4 ids.
     private func writeFirstSchemaCache(at path: String) throws {
-        let db = try Connection(path: path)
+        let db = try RawConnection(path: path)
         #expect(try db.scalarText("PRAGMA journal_mode = WAL") == "wal")
-        try CacheSchema.migrate(db, upTo: "v1: records, devices, meta")
-        try db.transaction {
+        try CacheSchema.migrate(db.queue, upTo: "v1: records, devices, meta")
+        try db.transaction { db in
             let rows: [(Int64, String, String, String?, Int, String?)] = [
                 (1, "0f9c3a4e-5d6b-4c7a-8e9f-000000000001", "AA:00:00:00:00:01", "member-1", 1, nil),
                 (2, "0f9c3a4e-5d6b-4c7a-8e9f-000000000002", "AA:00:00:00:00:01", "member-1", 0, nil),
@@ -24,15 +24,15 @@ struct SchemaMigrationTests {
             ]
             for (seq, id, device, client, state, reason) in rows {
                 let record = hrRecord(device, Int(seq))
-                try db.execute("""
+                try db.execute(sql: """
                     INSERT INTO record (sequence, id, device_id, timestamp_ms, client_id, state, stored_ms, delivered_ms, reason, encrypted, payload)
                     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?)
-                    """, [seq, id, device, record.timestamp.millisecondsSince1970, client, state,
-                          record.timestamp.millisecondsSince1970, state == 1 ? record.timestamp.millisecondsSince1970 : nil,
-                          reason, Array(record.jsonString().utf8)])
+                    """, arguments: [seq, id, device, record.timestamp.millisecondsSince1970, client, state,
+                                     record.timestamp.millisecondsSince1970, state == 1 ? record.timestamp.millisecondsSince1970 : nil,
+                                     reason, Data(record.jsonString().utf8)])
             }
         }
-        #expect(try db.rows("SELECT identifier FROM grdb_migrations") { $0.text(0) } == ["v1: records, devices, meta"])
+        #expect(try db.rows("SELECT identifier FROM grdb_migrations") { $0[0] as String } == ["v1: records, devices, meta"])
     }
 
     @Test("a cache of the first schema is upgraded in place: pending, delivered, quarantined and held records keep their state and ids")
@@ -76,9 +76,9 @@ struct SchemaMigrationTests {
         let cache = try RecordCache(path: dir.database)
         cache.append((0..<20).map { hrRecord("AA:00:00:00:00:01", $0) })
         try await cache.flush()
-        let rows: @Sendable () async throws -> [[SQLiteValue]] = {
-            try await cache.reader.read { db in
-                try db.rows("SELECT * FROM record ORDER BY sequence") { row in (0..<row.columnCount).map { row.value($0) } }
+        let rows: @Sendable () async throws -> [[DatabaseValue]] = {
+            try await cache.database.read { db in
+                try Row.fetchAll(db, sql: "SELECT * FROM record ORDER BY sequence").map { Array($0.databaseValues) }
             }
         }
         let before = try await rows()
@@ -106,8 +106,8 @@ struct SchemaMigrationTests {
     func synchronousFull() async throws {
         let dir = TempDir()
         let cache = try RecordCache(path: dir.database)
-        #expect(try await cache.writer.run { try $0.scalarInt64("PRAGMA synchronous") } == 2)
-        #expect(try await cache.writer.run { try $0.scalarText("PRAGMA journal_mode") } == "wal")
+        #expect(try await cache.database.writeWithoutTransaction { try Int64.fetchOne($0, sql: "PRAGMA synchronous") } == 2)
+        #expect(try await cache.database.writeWithoutTransaction { try String.fetchOne($0, sql: "PRAGMA journal_mode") } == "wal")
         try await cache.close()
     }
 }

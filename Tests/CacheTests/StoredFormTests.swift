@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: MIT
 @testable import Cache
 import Foundation
-import SQLite
+import GRDB
 import Outbox
 import Testing
 import WearMetrics
 
-/// How records sit in the file: compact text, small pages, files only the owner reads.
+/// How records sit in the file: typed columns, device facts once, small pages, files only the owner reads.
 @Suite("Stored form", .serialized)
 struct StoredFormTests {
     /// A heart-rate record as a strap with Device Information makes it, a battery record,
@@ -32,86 +32,112 @@ struct StoredFormTests {
         return [strap, battery, hrv, odd]
     }()
 
-    @Test("records are stored compact and read back as the same JSON text; plain JSON rows still read")
-    func compactRoundTrip() async throws {
+    @Test("records are stored in typed columns and read back as the same records and JSON text")
+    func typedRoundTrip() async throws {
+        let dir = TempDir()
+        let cache = try RecordCache(path: dir.database)
+        let all = Self.records + RecordTextFixtures.records
+        cache.append(all)
+        try await cache.flush()
+        let stored = try await cache.storedRecords(limit: 100)
+        #expect(stored.map(\.record) == all)
+        #expect(stored.map { $0.record.jsonString() } == all.map { $0.jsonString() })
+
+        // The strap's record: its heart rate, contact, RR count and RR in columns, nothing else.
+        let db = try RawConnection(path: dir.database)
+        let strap = try #require(try db.rows("SELECT * FROM record WHERE sequence = 1") { $0 }.first)
+        #expect(strap["hr"] as Double? == 73)
+        #expect(strap["contact"] as Int? == 3 && strap["rr_count"] as Int? == 2)
+        #expect(strap["extra"] as Data? == nil)
+        #expect(strap["sealed"] as Data? == nil)
+        #expect(strap["source"] as Int? == 1)
+        // A strap with Device Information writes a JSON text of 400-odd bytes; its row's
+        // own bytes (without the device's facts, stored once) are a fraction of that.
+        let rowBytes = try #require(try db.scalarInt64("""
+            SELECT length(id) + length(coalesce(rr, '')) + length(coalesce(extra, '')) + 30 FROM record WHERE sequence = 1
+            """))
+        let strapJSON = Self.records[0].jsonString().utf8.count
+        #expect(rowBytes * 4 < strapJSON, "\(rowBytes) bytes stored for \(strapJSON) of JSON")
+    }
+
+    @Test("a row read by column name and written back by GRDB's own insert is the same record")
+    func rowByColumnName() async throws {
         let dir = TempDir()
         let cache = try RecordCache(path: dir.database)
         cache.append(Self.records)
         try await cache.flush()
-        let stored = try await cache.storedRecords(limit: 10)
-        #expect(stored.map(\.record) == Self.records)
-        #expect(stored.map { $0.record.jsonString() } == Self.records.map { $0.jsonString() })
-
-        let payloads = try Connection(path: dir.database).rows("SELECT payload FROM record ORDER BY sequence") { $0.blob(0) }
-        #expect(payloads.allSatisfy { $0.first == CompactRecordText.marker })
-        let strapJSON = Self.records[0].jsonString().utf8.count
-        // The strap's 400-odd bytes of JSON take well under half.
-        #expect(payloads[0].count * 5 < strapJSON * 2, "\(payloads[0].count) bytes stored for \(strapJSON) of JSON")
-
-        // Every input reads back exactly, even text that already holds a control byte.
-        for text in [Array("{\"a\":\"\u{1}\"}".utf8), Array("plain \u{2} text".utf8), [], Array("{}".utf8)] {
-            #expect(CompactRecordText.expand(CompactRecordText.compact(text)) == text)
-        }
-        for r in Self.records {
-            let json = Array(r.jsonString().utf8)
-            #expect(CompactRecordText.expand(CompactRecordText.compact(json)) == json)
-        }
-    }
-
-    @Test("a marker's literal core is in the compact form of every text holding the marker")
-    func literalCores() {
-        #expect(CompactRecordText.literalCore(of: Array("\"ble_wss\"".utf8)) == Array("wss".utf8))
-        // A piece inside the marker, or the marker inside a piece: no core.
-        #expect(CompactRecordText.literalCore(of: Array("detected".utf8)) == nil)
-        #expect(CompactRecordText.literalCore(of: Array("etecte".utf8)) == nil)
-        #expect(CompactRecordText.literalCore(of: Array("a\"hr\":1".utf8)) == nil)
-        // Every substring of the sample records as a marker.
-        var checked = 0
-        for r in Self.records {
-            let json = Array(r.jsonString().utf8)
-            let compact = CompactRecordText.compact(json)
-            for length in 3...14 {
-                for start in 0...(json.count - length) {
-                    guard let core = CompactRecordText.literalCore(of: Array(json[start..<(start + length)])) else { continue }
-                    checked += 1
-                    let found = (0...(compact.count - core.count)).contains { compact[$0..<($0 + core.count)].elementsEqual(core) }
-                    #expect(found, "\(String(decoding: json[start..<(start + length)], as: UTF8.self)) → \(String(decoding: core, as: UTF8.self))")
-                }
+        try await cache.database.writeWithoutTransaction { db in
+            for n in 1...Int64(Self.records.count) {
+                var row = try #require(try RecordRow.fetchOne(db, sql: "SELECT * FROM record WHERE sequence = ?", arguments: [n]))
+                row.sequence += 100
+                row.id = "01900000-0000-7000-8000-0000000001\(n < 10 ? "0" : "")\(n)"
+                try row.insert(db)
             }
         }
-        #expect(checked > 1000)
+        let copies = try await cache.storedRecords(after: 100, limit: 10)
+        #expect(copies.map(\.record) == Self.records)
+        #expect(copies.allSatisfy { $0.state == .delivered })
+        try await cache.close()
     }
 
-    @Test("memberRecords finds compact and plain rows by their markers")
-    func markersOnCompactRows() async throws {
+    @Test("a device's facts are stored once, and again only when they change")
+    func deviceFactsOnce() async throws {
+        let dir = TempDir()
+        let cache = try RecordCache(path: dir.database, options: CacheOptions(groupCommitRecords: 7))
+        var records: [WearMetrics] = []
+        for i in 0..<40 {
+            var r = Self.records[0]
+            r.timestamp = UTCTimestamp(millisecondsSince1970: base.millisecondsSince1970 + Int64(i) * 1000)
+            if i >= 30 { r.meta["battery"] = "0.73" }
+            records.append(r)
+        }
+        cache.append(records)
+        try await cache.flush()
+        try await cache.close()
+        let reopened = try RecordCache(path: dir.database)
+        reopened.append(records[39])
+        try await reopened.flush()
+        #expect(try await reopened.storedRecords(limit: 100).map(\.record) == records + [records[39]])
+        let db = try RawConnection(path: dir.database)
+        // Two runs of facts, and one more after the restart (the writer remembers what it wrote).
+        #expect(try db.scalarInt64("SELECT count(*) FROM device_info") == 3)
+        #expect(try db.scalarInt64("SELECT count(DISTINCT device_info) FROM record") == 3)
+        try await reopened.close()
+    }
+
+    @Test("memberRecords finds rows by their source column")
+    func memberRecordsBySource() async throws {
         let dir = TempDir()
         let cache = try RecordCache(path: dir.database)
         try await cache.pair(address: "AA:00:00:00:00:01", clientID: "member-1")
         var scale = WearMetrics(timestamp: base, deviceID: "AA:00:00:00:00:01", source: "ble_wss")
         scale.setMetric("weight_kg", 82.2)
-        cache.append([hrRecord("AA:00:00:00:00:01", 0, at: base), scale])
+        var custom = WearMetrics(timestamp: base, deviceID: "AA:00:00:00:00:01", source: "custom_scale")
+        custom.setMetric("weight_kg", 82.3)
+        cache.append([hrRecord("AA:00:00:00:00:01", 0, at: base), scale, custom])
         try await cache.flush()
-        // A row as stored before the compact form: plain JSON.
-        try Connection(path: dir.database).execute("UPDATE record SET payload = ? WHERE sequence = 1",
-                                                   [Array(hrRecord("AA:00:00:00:00:01", 0, at: base).jsonString().utf8)])
-        let found = try await cache.memberRecords(withinLast: 60_000, containing: ["\"ble_wss\""])
-        #expect(found.map(\.record.source) == ["ble_wss"])
-        let hr = try await cache.memberRecords(withinLast: 60_000, containing: ["\"ble_hrm\""])
+        let found = try await cache.memberRecords(withinLast: 60_000, sources: ["ble_wss"])
+        #expect(found.map(\.record) == [scale])
+        let hr = try await cache.memberRecords(withinLast: 60_000, sources: ["ble_hrm"])
         #expect(hr.map(\.record.source) == ["ble_hrm"])
+        #expect(try await cache.memberRecords(withinLast: 60_000, sources: ["custom_scale", "ble_bcs"]).map(\.record) == [custom])
     }
 
-    @Test("a compact payload holding a byte the cache never writes is quarantined as corrupted, not sent")
-    func corruptCompactText() async throws {
+    @Test("a record whose stored fields are damaged is quarantined as corrupted, not sent")
+    func damagedFields() async throws {
         let dir = TempDir()
         let cache = try RecordCache(path: dir.database)
-        cache.append([hrRecord("AA:00:00:00:00:01", 0), hrRecord("AA:00:00:00:00:01", 1)])
+        cache.append([hrRecord("AA:00:00:00:00:01", 0), hrRecord("AA:00:00:00:00:01", 1), hrRecord("AA:00:00:00:00:01", 2)])
         try await cache.flush()
-        try Connection(path: dir.database).execute("UPDATE record SET payload = x'01027b00' WHERE sequence = 1")
+        try RawConnection(path: dir.database).execute("""
+            UPDATE record SET extra = x'077b00' WHERE sequence = 1;
+            UPDATE record SET rr = x'035511' WHERE sequence = 2
+            """)
         let batch = try await cache.pendingBatch(limit: 10)
-        #expect(batch.map(\.sequence) == [2])
+        #expect(batch.map(\.sequence) == [3])
         let stats = try await cache.stats()
-        #expect(stats.quarantined == 1)
-        #expect(stats.quarantineReasons.first?.reason.contains("corrupted") == true, "\(stats.quarantineReasons)")
+        #expect(stats.quarantined == 2)
+        #expect(stats.quarantineReasons.allSatisfy { $0.reason.contains("corrupted") }, "\(stats.quarantineReasons)")
     }
 
     @Test("a new cache has 1 KiB pages and checkpoints about every 4 MiB of WAL")
@@ -120,11 +146,11 @@ struct StoredFormTests {
         let cache = try RecordCache(path: dir.database)
         cache.append(hrRecord("AA:00:00:00:00:01", 0))
         try await cache.flush()
-        #expect(try Connection(path: dir.database).scalarInt64("PRAGMA page_size") == 1024)
-        let autocheckpoint = try await cache.writer.run { try $0.scalarInt64("PRAGMA wal_autocheckpoint") }
+        #expect(try RawConnection(path: dir.database).scalarInt64("PRAGMA page_size") == 1024)
+        let autocheckpoint = try await cache.database.writeWithoutTransaction { try Int64.fetchOne($0, sql: "PRAGMA wal_autocheckpoint") }
         #expect(autocheckpoint == 4096)
-        #expect(try await cache.reader.run { try $0.scalarInt64("PRAGMA cache_size") } == -512)
-        #expect(try await cache.writer.run { try $0.scalarInt64("PRAGMA cache_size") } == -512)
+        #expect(try await cache.database.read { try Int64.fetchOne($0, sql: "PRAGMA cache_size") } == -512)
+        #expect(try await cache.database.writeWithoutTransaction { try Int64.fetchOne($0, sql: "PRAGMA cache_size") } == -512)
         try await cache.close()
     }
 
@@ -153,7 +179,7 @@ struct StoredFormTests {
         try await cache.close()
 
         // -wal and -shm left broader by an older version are brought down to the database's mode.
-        let other = try Connection(path: dir.database)
+        let other = try RawConnection(path: dir.database)
         try other.execute("INSERT INTO cache_meta (key, value) VALUES ('x', x'00')")
         chmod(dir.database + "-wal", 0o644)
         chmod(dir.database + "-shm", 0o666)

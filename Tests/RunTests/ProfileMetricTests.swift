@@ -62,7 +62,7 @@ struct ProfileMetricTests {
         try await cache.flush()
         #expect(try await cache.documents(kind: .profileMetric).isEmpty)
 
-        let found = try await cache.memberRecords(withinLast: ProfileMetricFeeder.recoveryWindow, containing: [#""ble_wss""#])
+        let found = try await cache.memberRecords(withinLast: ProfileMetricFeeder.recoveryWindow, sources: ["ble_wss"])
         #expect(found.map(\.record.timestamp) == [Self.at], "only the reading within the window, no heart rate")
 
         let feeder = ProfileMetricFeeder(cache: cache)

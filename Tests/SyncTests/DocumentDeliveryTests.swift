@@ -222,7 +222,7 @@ struct DocumentDeliveryTests {
     func headers() async throws {
         let directory = TemporaryDirectory()
         let cache = try RecordCache(path: directory.path + "/cache.sqlite", options: CacheOptions(groupCommitInterval: .milliseconds(20)))
-        cache.append(try SyntheticRecords.heartRate(count: 120).map { try $0.record })
+        cache.append(SyntheticRecords.heartRate(count: 120).map(\.record))
         try await cache.flush()
         for i in 1...2 { try await cache.putDocument(kind: .workout, id: Documents.uuid(i), json: Documents.workout(Documents.uuid(i))) }
         try await cache.putDocument(kind: .profileMetric, id: Documents.uuid(9), json: Documents.profileMetric(Documents.uuid(9)))

@@ -2,6 +2,7 @@
 import Outbox
 import Sync
 import Testing
+import WearMetrics
 
 /// A backend's texts are outside input: what the gateway keeps of them (rejection reasons
 /// in the cache and the journal, client ids in the registry) is printable, capped, and
@@ -22,7 +23,9 @@ struct HostileAnswerTests {
     }
 
     static let record = OutboxRecord(id: "0190a4c2-0000-7000-8000-000000000001", clientID: nil, sequence: 1,
-                                     json: #"{"timestamp":"2025-01-01T00:00:00.000Z","device_id":"A0:9E:1A:12:34:56","source":"ble_hrm","hr":70}"#)
+                                     record: WearMetrics(timestamp: UTCTimestamp(millisecondsSince1970: 1_735_689_600_000),
+                                                         deviceID: "A0:9E:1A:12:34:56", source: "ble_hrm",
+                                                         metrics: KeyValueList([("hr", 70)])))
 
     @Test("rejection reasons: escape sequences, C1 controls and overrides made printable, the length capped, the token redacted")
     func rejectionReasons() async throws {

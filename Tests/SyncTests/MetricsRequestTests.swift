@@ -8,18 +8,20 @@ import WearMetrics
 
 @Suite("Metrics request body")
 struct MetricsRequestTests {
-    @Test("each record's stored JSON goes into the batch byte for byte, after its id and client_id")
-    func storedJSONSpliced() throws {
+    @Test("each record's JSON (its own writer's text) goes into the batch byte for byte, after its id and client_id")
+    func recordJSONSpliced() throws {
         let records = SyntheticRecords.heartRate(count: 2)
         var unpaired = records[1]
         unpaired.clientID = nil
-        let empty = OutboxRecord(id: "00000000-0000-4000-8000-0000000000ff", clientID: nil, sequence: 9, json: "{ }")
-        let body = MetricsRequest.body(gatewayID: "gym \"1\"", records: [records[0], unpaired, empty])
-        let first = records[0].json.dropFirst(), second = records[1].json.dropFirst()
+        let bare = OutboxRecord(id: "00000000-0000-4000-8000-0000000000ff", clientID: nil, sequence: 9,
+                                record: WearMetrics(timestamp: UTCTimestamp(millisecondsSince1970: 0), deviceID: "", source: ""))
+        let body = MetricsRequest.body(gatewayID: "gym \"1\"", records: [records[0], unpaired, bare])
+        let first = records[0].record.jsonString().dropFirst(), second = records[1].record.jsonString().dropFirst()
         #expect(body == "{\"gateway_id\":\"gym \\\"1\\\"\",\"records\":["
             + "{\"id\":\"\(records[0].id)\",\"client_id\":\"member-0\",\(first),"
             + "{\"id\":\"\(records[1].id)\",\"client_id\":null,\(second),"
-            + "{\"id\":\"00000000-0000-4000-8000-0000000000ff\",\"client_id\":null }]}")
+            + "{\"id\":\"00000000-0000-4000-8000-0000000000ff\",\"client_id\":null,"
+            + "\"timestamp\":\"1970-01-01T00:00:00.000Z\",\"device_id\":\"\",\"source\":\"\",\"metrics\":{},\"meta\":{}}]}")
         // The body parses, and each record reads back as the record that was stored.
         let parsed = try JSONValue.parse(body)
         guard case let .array(items)? = parsed["records"] else {

@@ -21,18 +21,18 @@ struct SamplesSinkTests {
     }
 
     @Test("mapping: hr → heartRate count/min at the instant; HRV → ms over its window")
-    func mapping() throws {
+    func mapping() {
         let hr = SyntheticRecords.heartRate(count: 1)[0]
-        let s = try SampleMapping.samples(for: hr)
+        let s = SampleMapping.samples(for: hr)
         #expect(s.count == 1)
         #expect(s[0].dataType == "heartRate")
         #expect(s[0].unit == "count/min")
-        #expect(try s[0].value == hr.record[metric: "hr"])
-        #expect(try s[0].startDate == hr.record.timestamp && s[0].endDate == hr.record.timestamp)
+        #expect(s[0].value == hr.record[metric: "hr"])
+        #expect(s[0].startDate == hr.record.timestamp && s[0].endDate == hr.record.timestamp)
         #expect(s[0].clientID == "member-0")
         #expect(s[0].sourceName == "blegate")
 
-        let hrv = try SampleMapping.samples(for: Self.hrvRecord(id: "00000000-0000-4000-8000-0000000000aa"))
+        let hrv = SampleMapping.samples(for: Self.hrvRecord(id: "00000000-0000-4000-8000-0000000000aa"))
         #expect(hrv.map(\.dataType) == ["heartRateVariabilityRMSSD", "heartRateVariabilitySDNN"])
         #expect(hrv.allSatisfy { $0.unit == "ms" && $0.endDate == Self.t && $0.deviceName == "Polar H10" })
         #expect(hrv[0].startDate.millisecondsSince1970 == Self.t.millisecondsSince1970 - 60_000)
@@ -41,15 +41,15 @@ struct SamplesSinkTests {
     }
 
     @Test("short-window SDNN keeps its window; cadence-only records map to nothing")
-    func otherKeys() throws {
+    func otherKeys() {
         var r = WearMetrics(timestamp: Self.t, deviceID: "d", source: "ble_hrm")
         r.setMetric("hrv_sdnn_120s_ms", 30)
-        let s = try SampleMapping.samples(for: OutboxRecord(id: "00000000-0000-4000-8000-0000000000ab", clientID: nil, sequence: 1, record: r))
+        let s = SampleMapping.samples(for: OutboxRecord(id: "00000000-0000-4000-8000-0000000000ab", clientID: nil, sequence: 1, record: r))
         #expect(s.count == 1)
         #expect(s.first?.startDate.millisecondsSince1970 == Self.t.millisecondsSince1970 - 120_000)
         var c = WearMetrics(timestamp: Self.t, deviceID: "d", source: "ble_csc")
         c.setMetric("cadence_rpm", 80)
-        #expect(try SampleMapping.samples(for: OutboxRecord(id: "00000000-0000-4000-8000-0000000000ac", clientID: nil, sequence: 2, record: c)).isEmpty)
+        #expect(SampleMapping.samples(for: OutboxRecord(id: "00000000-0000-4000-8000-0000000000ac", clientID: nil, sequence: 2, record: c)).isEmpty)
     }
 
     @Test("sample uuids are RFC 9562 version-5 UUIDs of record id and type: stable across replays")

@@ -149,9 +149,7 @@ final class ClosedPort: Sendable {
 
 extension OutboxRecord {
     /// Changes the stored record, as a cache holding a different one would hand it out.
-    mutating func change(_ body: (inout WearMetrics) -> Void) throws {
-        var r = try record
-        body(&r)
-        json = r.jsonString()
+    mutating func change(_ body: (inout WearMetrics) -> Void) {
+        body(&record)
     }
 }

@@ -69,8 +69,8 @@ struct SyncEngineTests {
     @Test("rejected records are quarantined with the backend's reason and never sent again")
     func rejectedAreQuarantined() async throws {
         var records = SyntheticRecords.heartRate(count: 20)
-        try records[5].change { $0.deviceID = "" }            // the backend requires a device id
-        try records[12].change { $0.source = "" }
+        records[5].change { $0.deviceID = "" }            // the backend requires a device id
+        records[12].change { $0.source = "" }
         let h = try await Harness.start(records: records, batchSize: 8)
         #expect(await h.waitForCaughtUp())
         let quarantined = await h.outbox.quarantined
@@ -296,7 +296,7 @@ struct SyncEngineTests {
         backend.faults.add(.maxBatch(70, count: 3))
         backend.faults.add(.status(503, count: 2))
         var records = SyntheticRecords.heartRate(count: 1_500, devices: 9)
-        for i in stride(from: 13, to: 1_500, by: 97) { try records[i].change { $0.deviceID = "" } }
+        for i in stride(from: 13, to: 1_500, by: 97) { records[i].change { $0.deviceID = "" } }
         let h = try await Harness.start(records: records, backend: backend, batchSize: 250)
         #expect(await h.waitForCaughtUp())
         let stored = backend.store.records
