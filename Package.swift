@@ -78,7 +78,7 @@ let package = Package(
         .target(name: "Outbox", dependencies: ["WearMetrics", "JSON"]),
         // The backend contract's checks of ids, times and every item a gateway sends
         // (docs/backend-openapi.yaml): both backends judge with them.
-        .target(name: "BackendContract", dependencies: ["WearMetrics", "JSON"]),
+        .target(name: "BackendContract", dependencies: ["WearMetrics"]),
         // Reconnect pacing, slots and device selection: pure policy, no bus.
         .target(name: "LinkPolicy", dependencies: ["Timing", "PrintableText"]),
         // The strap links: the BlueZ client that finds straps, keeps them connected across
@@ -120,7 +120,7 @@ let package = Package(
         .target(
             name: "Sync",
             dependencies: [
-                "Outbox", "WearMetrics", "JSON", "PrintableText", "Timing",
+                "Outbox", "WearMetrics", "PrintableText", "Timing",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
@@ -145,7 +145,7 @@ let package = Package(
         .target(
             name: "TestBackend",
             dependencies: [
-                "Outbox", "BackendContract", "WearMetrics", "JSON", "Timing", "HTTPListening",
+                "Outbox", "BackendContract", "WearMetrics", "Timing", "HTTPListening",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Logging", package: "swift-log"),
@@ -200,7 +200,7 @@ let package = Package(
         .target(
             name: "BlegateServer",
             dependencies: [
-                "JSON", "Outbox", "BackendContract", "HTTPListening",
+                "Outbox", "BackendContract", "HTTPListening",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
@@ -307,7 +307,7 @@ let package = Package(
         .testTarget(
             name: "CacheTests",
             dependencies: [
-                "Cache", "Config", "Outbox", "WearMetrics", "GATT", "JSON", "BlegateTestSupport", "Timing", "Sync", "TestBackend",
+                "Cache", "Config", "Outbox", "WearMetrics", "GATT", "JSON", "BlegateTestSupport", "Timing", "Sync", "TestBackend", "BackendContract",
                 .product(name: "GRDB", package: "GRDB.swift"),
             ],
             // Caches written by earlier releases, opened from the source tree.
@@ -318,7 +318,7 @@ let package = Package(
         .testTarget(
             name: "ServerTests",
             dependencies: [
-                "BlegateServer", "BackendContract", "JSON", "BlegateTestSupport", "TestBackend", "DBus", "Simulator",
+                "BlegateServer", "BackendContract", "BlegateTestSupport", "TestBackend", "DBus", "Simulator",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -334,7 +334,7 @@ let package = Package(
         .testTarget(
             name: "SyncTests",
             dependencies: [
-                "Sync", "TestBackend", "Outbox", "WearMetrics", "Cache", "JSON", "Timing", "BlegateTestSupport",
+                "Sync", "TestBackend", "BackendContract", "Outbox", "WearMetrics", "Cache", "Timing", "BlegateTestSupport",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -346,7 +346,7 @@ let package = Package(
             name: "RunTests",
             dependencies: [
                 "BlegateRun", "Simulator", "DBus", "BlueZ", "TestBackend", "Cache", "Config", "Sync", "GATT", "WearMetrics",
-                "BlegateTestSupport", "Normalization", "Outbox", "StrapLinks", "JSON", "Timing", "Classes",
+                "BlegateTestSupport", "Normalization", "Outbox", "StrapLinks", "JSON", "Timing", "Classes", "BackendContract",
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),

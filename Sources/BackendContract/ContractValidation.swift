@@ -1,5 +1,4 @@
 // SPDX-License-Identifier: MIT
-import JSON
 
 /// The contract's checks of what a gateway sends (docs/backend-openapi.yaml `MetricsRecord`,
 /// `Workout`, `ProfileMetric`, `Sample`): the one implementation both backends judge with
@@ -13,30 +12,32 @@ public enum ContractValidation {
     // MARK: MetricsRecord
 
     public static let recordKeys: Set<String> = ["id", "client_id", "timestamp", "device_id", "source", "metrics", "meta", "rr_ms"]
-    static let requiredRecordKeys = ["id", "client_id", "timestamp", "device_id", "source", "metrics", "meta"]
+    static let requiredRecordKeys = ["id", "client_id", "timestamp", "device_id", "source", "metrics", "meta"].sorted()
 
-    public static func recordProblem(_ record: JSONValue) -> String? {
+    public static func recordProblem(_ record: ContractValue) -> String? {
         guard case let .object(members) = record else { return "record: must be a JSON object" }
-        guard let id = record["id"]?.stringValue, ContractUUID.isValid(id) else { return uuidProblem("id") }
+        guard let id = record["id"]?.string, ContractUUID.isValid(id) else { return uuidProblem("id") }
         if let p = keysProblem(members, allowed: recordKeys, required: requiredRecordKeys,
                                unknown: "unknown field; extensions belong in metrics or meta") { return p }
         if let p = clientProblem(record["client_id"]) { return p }
-        guard let t = record["timestamp"]?.stringValue, ContractTimestamp.isValid(t) else {
+        guard let t = record["timestamp"]?.string, ContractTimestamp.isValid(t) else {
             return "timestamp: must be an ISO 8601 UTC time such as 2026-01-02T03:04:05.678Z"
         }
         guard nonEmptyString(record["device_id"]) else { return "device_id: must be a non-empty string" }
         guard nonEmptyString(record["source"]) else { return "source: must be a non-empty string" }
         guard case let .object(metrics)? = record["metrics"] else { return "metrics: must be an object of numbers" }
-        for (k, v) in metrics where v.doubleValue == nil { return "metrics.\(k): must be a number" }
+        if let k = firstKey(of: metrics, where: { $0.number == nil }) { return "metrics.\(k): must be a number" }
         guard case let .object(meta)? = record["meta"] else { return "meta: must be an object" }
-        for (k, v) in meta {
+        if let k = firstKey(of: meta, where: { v in
             switch v {
-            case .string, .int, .double, .bool: continue
-            default: return "meta.\(k): must be a string, number or boolean"
+            case .string, .int, .double, .bool: false
+            default: true
             }
+        }) {
+            return "meta.\(k): must be a string, number or boolean"
         }
         if let rr = record["rr_ms"] {
-            guard case let .array(values) = rr, values.allSatisfy({ ($0.doubleValue ?? -1) > 0 }) else {
+            guard case let .array(values) = rr, values.allSatisfy({ ($0.number ?? -1) > 0 }) else {
                 return "rr_ms: must be an array of positive numbers (milliseconds)"
             }
         }
@@ -53,15 +54,15 @@ public enum ContractValidation {
     static let requiredWorkoutKeys = workoutKeys.subtracting(["distance_meters", "hrv_rmssd_ms"]).sorted()
     public static let workoutTypes: Set<String> = ["run", "walk", "cycle", "strength", "hiit", "other"]
 
-    public static func workoutProblem(_ w: JSONValue) -> String? {
+    public static func workoutProblem(_ w: ContractValue) -> String? {
         guard case let .object(members) = w else { return "workout: must be a JSON object" }
-        guard let id = w["id"]?.stringValue, ContractUUID.isValid(id) else { return uuidProblem("id") }
-        guard w["source"]?.stringValue == "blegate" else { return "source: must be \"blegate\"" }
+        guard let id = w["id"]?.string, ContractUUID.isValid(id) else { return uuidProblem("id") }
+        guard w["source"]?.string == "blegate" else { return "source: must be \"blegate\"" }
         if let p = keysProblem(members, allowed: workoutKeys, required: requiredWorkoutKeys, unknown: "unknown field") { return p }
         if let p = clientProblem(w["client_id"]) { return p }
         for key in ["gateway_id", "device_id"] where !nonEmptyString(w[key]) { return "\(key): must be a non-empty string" }
-        guard w["source_device"]?.stringValue != nil else { return "source_device: must be a string" }
-        guard let type = w["workout_type"]?.stringValue, workoutTypes.contains(type) else {
+        guard w["source_device"]?.string != nil else { return "source_device: must be a string" }
+        guard let type = w["workout_type"]?.string, workoutTypes.contains(type) else {
             return "workout_type: must be one of \(workoutTypes.sorted().joined(separator: ", "))"
         }
         switch w["class_name"] {
@@ -69,10 +70,10 @@ public enum ContractValidation {
         default: return "class_name: must be a string or null"
         }
         for key in ["start_time", "end_time"] {
-            guard let t = w[key]?.stringValue, ContractTimestamp.isValid(t) else { return "\(key): must be an ISO 8601 UTC time" }
+            guard let t = w[key]?.string, ContractTimestamp.isValid(t) else { return "\(key): must be an ISO 8601 UTC time" }
         }
-        if let start = w["start_time"]?.stringValue.flatMap(ContractTimestamp.secondsSince1970),
-           let end = w["end_time"]?.stringValue.flatMap(ContractTimestamp.secondsSince1970), end < start {
+        if let start = w["start_time"]?.string.flatMap(ContractTimestamp.secondsSince1970),
+           let end = w["end_time"]?.string.flatMap(ContractTimestamp.secondsSince1970), end < start {
             return "end_time: must not be before start_time"
         }
         guard let duration = integer(w["duration_seconds"]), duration >= 0 else {
@@ -80,14 +81,14 @@ public enum ContractValidation {
         }
         switch w["calories_active"] {
         case .null?: break
-        case let v? where (v.doubleValue ?? -1) >= 0: break
+        case let v? where (v.number ?? -1) >= 0: break
         default: return "calories_active: must be a non-negative number or null"
         }
         for key in ["distance_meters", "hrv_rmssd_ms"] where w[key] != nil {
-            guard (w[key]?.doubleValue ?? -1) >= 0 else { return "\(key): must be a non-negative number when present" }
+            guard (w[key]?.number ?? -1) >= 0 else { return "\(key): must be a non-negative number when present" }
         }
         for key in ["avg_heart_rate", "effort_points", "trimp"] {
-            guard (w[key]?.doubleValue ?? -1) >= 0 else { return "\(key): must be a non-negative number" }
+            guard (w[key]?.number ?? -1) >= 0 else { return "\(key): must be a non-negative number" }
         }
         for key in ["max_heart_rate", "min_heart_rate"] {
             guard (integer(w[key]) ?? -1) >= 0 else { return "\(key): must be a non-negative integer" }
@@ -99,11 +100,11 @@ public enum ContractValidation {
         guard zones.reduce(0, { $0 + (integer($1) ?? 0) }) == duration else {
             return "seconds_in_zone: must add up to duration_seconds"
         }
-        guard let coverage = w["coverage"]?.doubleValue, (0...1).contains(coverage) else {
+        guard let coverage = w["coverage"]?.number, (0...1).contains(coverage) else {
             return "coverage: must be a number from 0 to 1"
         }
         guard let formulas = w["formulas"], case .object = formulas,
-              ["zones", "kcal", "points"].allSatisfy({ formulas[$0]?.stringValue != nil }) else {
+              ["zones", "kcal", "points"].allSatisfy({ formulas[$0]?.string != nil }) else {
             return "formulas: must be an object with zones, kcal and points version strings"
         }
         return nil
@@ -112,23 +113,24 @@ public enum ContractValidation {
     // MARK: ProfileMetric
 
     public static let profileMetricKeys: Set<String> = ["id", "client_id", "metric", "value", "unit", "measured_at", "source", "device_id"]
+    static let requiredProfileMetricKeys = profileMetricKeys.sorted()
     /// Each metric's one unit.
     public static let profileMetricUnits: [String: String] = ["height": "cm", "weight": "kg", "body_fat": "percent"]
 
-    public static func profileMetricProblem(_ m: JSONValue) -> String? {
+    public static func profileMetricProblem(_ m: ContractValue) -> String? {
         guard case let .object(members) = m else { return "metric: must be a JSON object" }
-        guard let id = m["id"]?.stringValue, ContractUUID.isValid(id) else { return uuidProblem("id") }
-        guard m["source"]?.stringValue == "blegate" else { return "source: must be \"blegate\"" }
-        if let p = keysProblem(members, allowed: profileMetricKeys, required: profileMetricKeys.sorted(), unknown: "unknown field") {
+        guard let id = m["id"]?.string, ContractUUID.isValid(id) else { return uuidProblem("id") }
+        guard m["source"]?.string == "blegate" else { return "source: must be \"blegate\"" }
+        if let p = keysProblem(members, allowed: profileMetricKeys, required: requiredProfileMetricKeys, unknown: "unknown field") {
             return p
         }
         guard nonEmptyString(m["client_id"]) else { return "client_id: must be a non-empty string" }
-        guard let metric = m["metric"]?.stringValue, let unit = profileMetricUnits[metric] else {
+        guard let metric = m["metric"]?.string, let unit = profileMetricUnits[metric] else {
             return "metric: must be height, weight or body_fat"
         }
-        guard m["unit"]?.stringValue == unit else { return "unit: must be \(unit) for \(metric)" }
-        guard let value = m["value"]?.doubleValue, value > 0 else { return "value: must be a positive number" }
-        guard let t = m["measured_at"]?.stringValue, ContractTimestamp.isValid(t) else { return "measured_at: must be an ISO 8601 UTC time" }
+        guard m["unit"]?.string == unit else { return "unit: must be \(unit) for \(metric)" }
+        guard let value = m["value"]?.number, value > 0 else { return "value: must be a positive number" }
+        guard let t = m["measured_at"]?.string, ContractTimestamp.isValid(t) else { return "measured_at: must be an ISO 8601 UTC time" }
         guard nonEmptyString(m["device_id"]) else { return "device_id: must be a non-empty string" }
         return nil
     }
@@ -138,48 +140,49 @@ public enum ContractValidation {
     public static let sampleTypes: Set<String> = ["heartRate", "heartRateVariabilityRMSSD", "heartRateVariabilitySDNN"]
     public static let sampleUnits: Set<String> = ["count/min", "ms"]
 
-    public static func sampleProblem(_ s: JSONValue) -> String? {
+    public static func sampleProblem(_ s: ContractValue) -> String? {
         guard case .object = s else { return "sample: must be a JSON object" }
-        guard let uuid = s["uuid"]?.stringValue, ContractUUID.isValid(uuid) else { return uuidProblem("uuid") }
-        guard let type = s["dataType"]?.stringValue, sampleTypes.contains(type) else {
+        guard let uuid = s["uuid"]?.string, ContractUUID.isValid(uuid) else { return uuidProblem("uuid") }
+        guard let type = s["dataType"]?.string, sampleTypes.contains(type) else {
             return "dataType: must be one of \(sampleTypes.sorted().joined(separator: ", "))"
         }
-        guard s["value"]?.doubleValue != nil else { return "value: must be a number" }
-        guard let unit = s["unit"]?.stringValue, sampleUnits.contains(unit) else { return "unit: must be count/min or ms" }
+        guard s["value"]?.number != nil else { return "value: must be a number" }
+        guard let unit = s["unit"]?.string, sampleUnits.contains(unit) else { return "unit: must be count/min or ms" }
         for key in ["startDate", "endDate"] {
-            guard let d = s[key]?.stringValue, ContractTimestamp.isValid(d) else { return "\(key): must be an ISO 8601 time" }
+            guard let d = s[key]?.string, ContractTimestamp.isValid(d) else { return "\(key): must be an ISO 8601 time" }
         }
-        guard s["sourceName"]?.stringValue == "blegate" else { return "sourceName: must be \"blegate\"" }
-        guard s["deviceName"]?.stringValue != nil else { return "deviceName: must be a string" }
-        if let d = s["deviceId"], d.stringValue == nil { return "deviceId: must be a string when present" }
+        guard s["sourceName"]?.string == "blegate" else { return "sourceName: must be \"blegate\"" }
+        guard s["deviceName"]?.string != nil else { return "deviceName: must be a string" }
+        if let d = s["deviceId"], d.string == nil { return "deviceId: must be a string when present" }
         switch s["clientId"] {
         case nil, .null?, .string?: break
         default: return "clientId: must be a string or null when present"
         }
-        if let r = s["recordId"], !(r.stringValue.map(ContractUUID.isValid) ?? false) { return uuidProblem("recordId") }
+        if let r = s["recordId"], !(r.string.map(ContractUUID.isValid) ?? false) { return uuidProblem("recordId") }
         return nil
     }
 
     // MARK: Shared
 
     /// A JSON number without a fraction, as an Int (JSON Schema's `integer`).
-    public static func integer(_ v: JSONValue?) -> Int? {
-        switch v {
-        case let .int(i)?: return i
-        case let .double(d)? where d == d.rounded() && abs(d) < 1e15: return Int(d)
-        default: return nil
-        }
+    public static func integer(_ v: ContractValue?) -> Int? { v?.integer }
+
+    /// The first key by name whose value is wrong, so the answer does not depend on the
+    /// order of a dictionary; the sort is paid only when something is wrong.
+    private static func firstKey(of object: [String: ContractValue], where wrong: (ContractValue) -> Bool) -> String? {
+        guard object.values.contains(where: wrong) else { return nil }
+        return object.filter { wrong($0.value) }.keys.min()
     }
 
     private static func uuidProblem(_ key: String) -> String { "\(key): must be a UUID string (8-4-4-4-12 hex)" }
 
-    private static func nonEmptyString(_ v: JSONValue?) -> Bool {
+    private static func nonEmptyString(_ v: ContractValue?) -> Bool {
         guard case let .string(s)? = v else { return false }
         return !s.isEmpty
     }
 
     /// `client_id` of a record or workout: present, and a non-empty string or null.
-    private static func clientProblem(_ v: JSONValue?) -> String? {
+    private static func clientProblem(_ v: ContractValue?) -> String? {
         switch v {
         case .null?: return nil
         case let .string(s)? where !s.isEmpty: return nil
@@ -188,12 +191,39 @@ public enum ContractValidation {
     }
 
     /// The first required key missing, else the first unknown one (by name, so the answer
-    /// does not depend on the order the keys came in).
-    private static func keysProblem(_ members: [(String, JSONValue)], allowed: Set<String>, required: [String],
+    /// does not depend on the order the keys came in). `required` is sorted.
+    private static func keysProblem(_ members: [String: ContractValue], allowed: Set<String>, required: [String],
                                     unknown: String) -> String? {
-        let keys = Set(members.map(\.0))
-        if let missing = required.sorted().first(where: { !keys.contains($0) }) { return "\(missing): required" }
-        if let extra = keys.subtracting(allowed).sorted().first { return "\(extra): \(unknown)" }
+        if let missing = required.first(where: { members[$0] == nil }) { return "\(missing): required" }
+        if let extra = members.keys.filter({ !allowed.contains($0) }).min() { return "\(extra): \(unknown)" }
         return nil
     }
+}
+
+/// The shapes of what a gateway sends, as guesses for decoding it fast (`ContractValue.Guess`).
+extension ContractValue.Guess {
+    private static func strings(_ keys: [String]) -> [String: Self] { Dictionary(uniqueKeysWithValues: keys.map { ($0, .string) }) }
+    private static func numbers(_ keys: [String]) -> [String: Self] { Dictionary(uniqueKeysWithValues: keys.map { ($0, .number) }) }
+
+    public static let record: Self = .object(strings(["id", "client_id", "timestamp", "device_id", "source"]).merging([
+        "metrics": .object([:], other: .number), "meta": .object([:], other: .scalar), "rr_ms": .array(.number),
+    ]) { a, _ in a }, other: .any)
+
+    public static let workout: Self = .object(strings([
+        "id", "client_id", "source", "gateway_id", "device_id", "workout_type", "class_name", "start_time", "end_time", "source_device",
+    ]).merging(numbers([
+        "duration_seconds", "calories_active", "distance_meters", "avg_heart_rate", "max_heart_rate", "min_heart_rate",
+        "effort_points", "trimp", "hrv_rmssd_ms", "coverage",
+    ])) { a, _ in a }.merging(["seconds_in_zone": .array(.number), "formulas": .object([:], other: .string)]) { a, _ in a }, other: .any)
+
+    public static let profileMetric: Self = .object(strings(["id", "client_id", "metric", "unit", "measured_at", "source", "device_id"])
+        .merging(["value": .number]) { a, _ in a }, other: .any)
+
+    public static let sample: Self = .object(["value": .number], other: .string)
+
+    /// The body of any gateway request: pairing, records, workouts, profile metrics, samples.
+    public static let gatewayRequest: Self = .object([
+        "gateway_id": .string, "code": .string, "device": .object([:], other: .string),
+        "records": .array(record), "workouts": .array(workout), "metrics": .array(profileMetric), "samples": .array(sample),
+    ], other: .any)
 }

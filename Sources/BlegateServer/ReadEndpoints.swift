@@ -1,6 +1,5 @@
 // SPDX-License-Identifier: MIT
 import Hummingbird
-import JSON
 import NIOCore
 import Outbox
 import BackendContract
@@ -35,10 +34,7 @@ struct ReadEndpoints {
         switch rest[1] {
         case "workouts":
             let page = try await store.workouts(clientID: clientID, limit: limit, after: cursor)
-            return ServerResponder.json(200, .object([
-                ("client_id", .string(clientID)), ("workouts", .array(page.items)),
-                ("next_cursor", page.next.map { .string($0.text) } ?? .null),
-            ]))
+            return ServerResponder.json(200, MemberPage(clientID: clientID, key: .workouts, items: page.items, next: page.next))
         case "heart-rate":
             var bounds: [String?] = []
             for key: Substring in ["from", "to"] {
@@ -47,14 +43,8 @@ struct ReadEndpoints {
                 bounds.append(v)
             }
             let page = try await store.heartRate(clientID: clientID, from: bounds[0], to: bounds[1], limit: limit, after: cursor)
-            return ServerResponder.json(200, .object([
-                ("client_id", .string(clientID)),
-                ("heart_rate", .array(page.items.map {
-                    .object([("timestamp", .string($0.time)), ("hr", .double($0.hr)), ("device_id", .string($0.deviceID)),
-                             ("gateway_id", .string($0.gatewayID))])
-                })),
-                ("next_cursor", page.next.map { .string($0.text) } ?? .null),
-            ]))
+            return ServerResponder.json(200, MemberPage(clientID: clientID, key: .heartRate, items: page.items.map(HeartRateAnswer.init),
+                                                        next: page.next))
         case "workouts.csv":
             var lines = [Self.csvColumns.joined(separator: ",")]
             var after = cursor
@@ -72,28 +62,20 @@ struct ReadEndpoints {
         }
     }
 
-    static func csvRow(_ w: JSONValue) -> String {
-        func text(_ v: JSONValue?) -> String {
-            switch v {
-            case let .string(s)?: s
-            case let .int(i)?: String(i)
-            case let .double(d)?: d == d.rounded() && abs(d) < 1e15 ? String(Int(d)) : String(d)
-            case let .bool(b)?: b ? "true" : "false"
-            default: ""
-            }
+    static func csvRow(_ w: MergedWorkout) -> String {
+        func number(_ d: Double?) -> String {
+            guard let d else { return "" }
+            return d == d.rounded() && abs(d) < 1e15 ? String(Int(d)) : String(d)
         }
         var zones = Array(repeating: "", count: 6)
-        if case let .array(z)? = w["seconds_in_zone"] { for (i, v) in z.prefix(6).enumerated() { zones[i] = text(v) } }
-        func joined(_ key: String) -> String {
-            guard case let .array(a)? = w[key] else { return "" }
-            return a.map { text($0) }.joined(separator: " ")
-        }
+        for (i, v) in w.secondsInZone.prefix(6).enumerated() { zones[i] = String(v) }
         let fields = [
-            text(w["id"]), text(w["class_name"]), text(w["workout_type"]), text(w["start_time"]), text(w["end_time"]),
-            text(w["duration_seconds"]), text(w["calories_active"]), text(w["distance_meters"]), text(w["avg_heart_rate"]),
-            text(w["max_heart_rate"]), text(w["min_heart_rate"]),
+            w.id, w.className ?? "", w.workoutType ?? "", w.startTime, w.endTime,
+            String(w.durationSeconds), number(w.caloriesActive), number(w.distanceMeters), number(w.avgHeartRate),
+            String(w.maxHeartRate), String(w.minHeartRate),
         ] + zones + [
-            text(w["effort_points"]), text(w["trimp"]), text(w["hrv_rmssd_ms"]), text(w["coverage"]), joined("gateway_ids"), joined("sources"),
+            number(w.effortPoints), number(w.trimp), number(w.hrvRMSSDms), number(w.coverage),
+            w.gatewayIDs.joined(separator: " "), w.sources.joined(separator: " "),
         ]
         return fields.map(csvField).joined(separator: ",")
     }
@@ -109,6 +91,50 @@ struct ReadEndpoints {
 
     static func fileSafe(_ s: String) -> String {
         String(s.map { $0.isLetter || $0.isNumber || $0 == "-" || $0 == "_" ? $0 : "_" })
+    }
+}
+
+/// A page of a member's history: `{client_id, workouts | heart_rate, next_cursor}`, the
+/// cursor null on the last page.
+struct MemberPage<Item: Encodable>: Encodable {
+    enum Key: String, CodingKey {
+        case clientID = "client_id"
+        case workouts
+        case heartRate = "heart_rate"
+        case nextCursor = "next_cursor"
+    }
+
+    var clientID: String
+    var key: Key
+    var items: [Item]
+    var next: Cursor?
+
+    func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: Key.self)
+        try c.encode(clientID, forKey: .clientID)
+        try c.encode(items, forKey: key)
+        try c.encode(next?.text, forKey: .nextCursor)
+    }
+}
+
+/// One point of `GET /api/v1/members/{client_id}/heart-rate`.
+struct HeartRateAnswer: Encodable {
+    var timestamp: String
+    var hr: Double
+    var deviceID: String
+    var gatewayID: String
+
+    enum CodingKeys: String, CodingKey {
+        case timestamp, hr
+        case deviceID = "device_id"
+        case gatewayID = "gateway_id"
+    }
+
+    init(_ p: ServerStore.HeartRatePoint) {
+        timestamp = p.time
+        hr = p.hr
+        deviceID = p.deviceID
+        gatewayID = p.gatewayID
     }
 }
 

@@ -1,7 +1,11 @@
 // SPDX-License-Identifier: MIT
 import CompressNIO
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
 import Hummingbird
-import JSON
 import Logging
 import NIOCore
 import Outbox
@@ -55,7 +59,7 @@ struct ServerResponder: HTTPResponder {
             return try await gatewayRequest(request, path: path)
         case (.get, "/api/v1/gateways"):
             guard try await staffCaller(request) != nil else { return Self.json(401, Self.error("missing or unknown staff token")) }
-            return Self.json(200, .object([("gateways", .array(try await store.gateways().map(Self.json)))]))
+            return Self.json(200, GatewaysAnswer(gateways: try await store.gateways().map(GatewaysAnswer.Gateway.init)))
         case (.get, _) where path.hasPrefix("/api/v1/members/"):
             guard try await staffCaller(request) != nil else { return Self.json(401, Self.error("missing or unknown staff token")) }
             return try await ReadEndpoints(store: store).member(request, path: path)
@@ -97,15 +101,16 @@ struct ServerResponder: HTTPResponder {
         try await store.touch(gateway: gateway, outboxDepth: depth, version: version)
 
         var request = request
-        let body: JSONValue
+        let body: ContractValue
+        var raw: ByteBuffer
         do {
-            var raw = try await request.collectBody(upTo: Self.maximumBody)
+            raw = try await request.collectBody(upTo: Self.maximumBody)
             switch request.headers[.contentEncoding]?.lowercased() {
             case nil, "identity"?: break
             case "gzip"?: raw = try raw.decompress(with: .gzip(), maxSize: Self.maximumBody * 4)
             case let other?: return Self.json(415, Self.error("unsupported Content-Encoding \(other); use gzip"))
             }
-            body = try JSONValue.parse(String(decoding: raw.readableBytesView, as: UTF8.self))
+            body = try ContractValue.parse(Data(raw.readableBytesView), guess: .gatewayRequest)
         } catch let error as HTTPError where error.status == .contentTooLarge {
             return Self.json(413, Self.error("body larger than \(Self.maximumBody) bytes"))
         } catch {
@@ -114,13 +119,13 @@ struct ServerResponder: HTTPResponder {
         guard case .object = body else { return Self.json(400, Self.error("body must be a JSON object")) }
 
         if path == "/api/v1/pair" {
-            guard let code = body["code"]?.stringValue, !code.isEmpty else { return Self.json(400, Self.error("code: required string")) }
-            guard let device = body["device"], let address = device["address"]?.stringValue, !address.isEmpty else {
+            guard let code = body["code"]?.string, !code.isEmpty else { return Self.json(400, Self.error("code: required string")) }
+            guard let device = body["device"], let address = device["address"]?.string, !address.isEmpty else {
                 return Self.json(400, Self.error("device.address: required string"))
             }
-            switch try await store.pair(code: code.uppercased(), address: address, name: device["name"]?.stringValue,
-                                        model: device["model"]?.stringValue, gateway: gateway) {
-            case let .paired(clientID): return Self.json(200, .object([("client_id", .string(clientID))]))
+            switch try await store.pair(code: code.uppercased(), address: address, name: device["name"]?.string,
+                                        model: device["model"]?.string, gateway: gateway) {
+            case let .paired(clientID): return Self.json(200, PairAnswer(clientID: clientID))
             case .unknown: return Self.json(404, Self.error("unknown pairing code"))
             case .used: return Self.json(409, Self.error("pairing code already used"))
             case .expired: return Self.json(410, Self.error("pairing code expired"))
@@ -132,10 +137,10 @@ struct ServerResponder: HTTPResponder {
                 if let problem = ContractValidation.sampleProblem(s) { return Self.json(400, Self.error("samples[\(i)].\(problem)")) }
             }
             let (inserted, duplicates) = try await store.accept(samples: items, gateway: gateway)
-            return Self.json(200, .object([("inserted", .int(inserted)), ("duplicates", .int(duplicates))]))
+            return Self.json(200, SamplesAnswer(inserted: inserted, duplicates: duplicates))
         }
 
-        guard let named = body["gateway_id"]?.stringValue, !named.isEmpty else {
+        guard let named = body["gateway_id"]?.string, !named.isEmpty else {
             return Self.json(400, Self.error("gateway_id: required non-empty string"))
         }
         guard named == gateway else {
@@ -148,11 +153,11 @@ struct ServerResponder: HTTPResponder {
         }
         guard case let .array(items)? = body[key] else { return Self.json(400, Self.error("\(key): required array")) }
         let outcome: BatchOutcome = switch path {
-        case "/api/v1/metrics": try await store.accept(records: items, gateway: gateway)
+        case "/api/v1/metrics": try await store.accept(records: items, body: String(buffer: raw), gateway: gateway)
         case "/api/v1/workouts": try await store.accept(workouts: items, gateway: gateway, replace: request.method == .put)
         default: try await store.accept(profileMetrics: items, gateway: gateway)
         }
-        return Self.json(200, outcome.json)
+        return Self.json(200, outcome.answer)
     }
 
     // MARK: Helpers
@@ -171,25 +176,59 @@ struct ServerResponder: HTTPResponder {
         }
     }
 
-    static func json(_ g: ServerStore.GatewayInfo) -> JSONValue {
-        .object([
-            ("id", .string(g.id)),
-            ("revoked", .bool(g.revoked)),
-            ("last_contact", g.lastContact.map(JSONValue.string) ?? .null),
-            ("seconds_since_contact", g.secondsSinceContact.map { .double(($0 * 10).rounded() / 10) } ?? .null),
-            ("outbox_depth", g.outboxDepth.map(JSONValue.int) ?? .null),
-            ("version", g.version.map(JSONValue.string) ?? .null),
-            ("requests", .int(g.requests)),
-        ])
-    }
+    static func error(_ message: String) -> ErrorAnswer { ErrorAnswer(message) }
 
-    static func error(_ message: String) -> JSONValue { .object([("error", .string(message))]) }
-
-    static func json(_ status: Int, _ body: JSONValue, headers: HTTPFields = [:]) -> Response {
+    static func json(_ status: Int, _ body: some Encodable, headers: HTTPFields = [:]) -> Response {
         var headers = headers
         headers[.contentType] = "application/json"
-        return Response(status: .init(code: status), headers: headers, body: .init(byteBuffer: ByteBuffer(string: body.serialized())))
+        return Response(status: .init(code: status), headers: headers,
+                        body: .init(byteBuffer: ByteBuffer(bytes: ContractValue.encoded(body))))
     }
+}
+
+/// `GET /api/v1/gateways`: each gateway's health for the staff; unknown values are null.
+struct GatewaysAnswer: Encodable {
+    struct Gateway: Encodable {
+        var id: String
+        var revoked: Bool
+        var lastContact: String?
+        var secondsSinceContact: Double?
+        var outboxDepth: Int?
+        var version: String?
+        var requests: Int
+
+        enum CodingKeys: String, CodingKey {
+            case id, revoked, version, requests
+            case lastContact = "last_contact"
+            case secondsSinceContact = "seconds_since_contact"
+            case outboxDepth = "outbox_depth"
+        }
+
+        init(_ g: ServerStore.GatewayInfo) {
+            id = g.id
+            revoked = g.revoked
+            lastContact = g.lastContact
+            secondsSinceContact = g.secondsSinceContact.map { ($0 * 10).rounded() / 10 }
+            outboxDepth = g.outboxDepth
+            version = g.version
+            requests = g.requests
+        }
+
+        /// Written out, not synthesized: the synthesized form leaves out nil members, and
+        /// the staff's tools expect each key, null when unknown.
+        func encode(to encoder: any Encoder) throws {
+            var c = encoder.container(keyedBy: CodingKeys.self)
+            try c.encode(id, forKey: .id)
+            try c.encode(revoked, forKey: .revoked)
+            try c.encode(lastContact, forKey: .lastContact)
+            try c.encode(secondsSinceContact, forKey: .secondsSinceContact)
+            try c.encode(outboxDepth, forKey: .outboxDepth)
+            try c.encode(version, forKey: .version)
+            try c.encode(requests, forKey: .requests)
+        }
+    }
+
+    var gateways: [Gateway]
 }
 
 extension StringProtocol {

@@ -1,5 +1,4 @@
 // SPDX-License-Identifier: MIT
-import JSON
 import Outbox
 import PostgresNIO
 import BackendContract
@@ -16,11 +15,8 @@ public struct BatchOutcome: Sendable, Equatable {
             && a.rejected.map(\.reason) == b.rejected.map(\.reason)
     }
 
-    var json: JSONValue {
-        .object([
-            ("inserted", .int(inserted)), ("duplicates", .int(duplicates)),
-            ("rejected", .array(rejected.map { .object([("id", .string($0.id)), ("reason", .string($0.reason))]) })),
-        ])
+    var answer: BatchAnswer {
+        BatchAnswer(inserted: inserted, duplicates: duplicates, rejected: rejected.map { BatchAnswer.Rejected(id: $0.id, reason: $0.reason) })
     }
 }
 
@@ -45,28 +41,33 @@ extension ServerStore {
     /// records in that second are kept, as they are distinct notifications. A record sent
     /// without a client id is stored under the member its strap was paired to at its time,
     /// through whichever gateway (`memberSQL`); the record's JSON stays as sent.
-    func accept(records: [JSONValue], gateway: String) async throws -> BatchOutcome {
+    ///
+    /// `body` is the request's JSON text, `records` its `records` array decoded: PostgreSQL
+    /// takes each stored record's JSON out of the text itself (`jsonb_array_elements`), as
+    /// encoding 200 records again with `JSONEncoder` would cost the server more than all
+    /// the rest of the request.
+    func accept(records: [ContractValue], body: String, gateway: String) async throws -> BatchOutcome {
         var outcome = BatchOutcome()
         var seen: Set<String> = []
         var ids: [String] = [], clients: [String] = [], devices: [String] = [], sources: [String] = []
-        var times: [String] = [], hrs: [Double] = [], bodies: [String] = []
-        for r in records {
+        var times: [String] = [], hrs: [Double] = [], positions: [Int] = []
+        for (position, r) in records.enumerated() {
             if let problem = ContractValidation.recordProblem(r) {
-                outcome.rejected.append((r["id"]?.stringValue ?? "", problem))
+                outcome.rejected.append((r["id"]?.string ?? "", problem))
                 continue
             }
-            let id = r["id"]!.stringValue!.lowercased()
+            let id = r["id"]!.string!.lowercased()
             guard seen.insert(id).inserted else {
                 outcome.duplicates += 1
                 continue
             }
             ids.append(id)
-            clients.append(r["client_id"]?.stringValue ?? "")
-            devices.append(r["device_id"]!.stringValue!)
-            sources.append(r["source"]!.stringValue!)
-            times.append(r["timestamp"]!.stringValue!)
-            hrs.append(r["metrics"]?["hr"]?.doubleValue ?? -1)
-            bodies.append(r.serialized())
+            clients.append(r["client_id"]?.string ?? "")
+            devices.append(r["device_id"]!.string!)
+            sources.append(r["source"]!.string!)
+            times.append(r["timestamp"]!.string!)
+            hrs.append(r["metrics"]?["hr"]?.number ?? -1)
+            positions.append(position + 1)   // WITH ORDINALITY counts from 1
         }
         guard !ids.isEmpty else { return outcome }
         // The months' partitions first, in their own short transaction: making one locks the
@@ -89,9 +90,13 @@ extension ServerStore {
             let rows = try await c.query("""
                 INSERT INTO records (id, gateway_id, client_id, device_id, source, ts, hr, body)
                 SELECT u.id, \(gateway), coalesce(nullif(u.c, ''), \(unescaped: Self.memberSQL(device: "u.d", at: "u.t"))),
-                       u.d, u.s, u.t, nullif(u.h, -1), u.b
+                       u.d, u.s, u.t, nullif(u.h, -1), b.value
                 FROM unnest(\(ids)::uuid[], \(clients)::text[], \(devices)::text[], \(sources)::text[],
-                            \(times)::timestamptz[], \(hrs)::float8[], \(bodies)::jsonb[]) AS u(id, c, d, s, t, h, b)
+                            \(times)::timestamptz[], \(hrs)::float8[], \(positions)::int8[]) AS u(id, c, d, s, t, h, n)
+                -- The id too: text with a member twice is read by PostgreSQL (last one) unlike the
+                -- decoder (first one); such a record is not stored under another's checks.
+                JOIN jsonb_array_elements(\(body)::jsonb -> 'records') WITH ORDINALITY AS b(value, n)
+                    ON b.n = u.n AND lower(b.value ->> 'id') = u.id::text
                 JOIN record_seconds r ON r.device_id = u.d AND r.source = u.s AND r.second = date_trunc('second', u.t)
                 WHERE r.gateway_id = \(gateway)
                 ON CONFLICT (id, ts) DO NOTHING
@@ -107,21 +112,21 @@ extension ServerStore {
     }
 
     /// Samples are idempotent by `uuid` alone: they are already one per record and type.
-    func accept(samples: [JSONValue], gateway: String) async throws -> (inserted: Int, duplicates: Int) {
+    func accept(samples: [ContractValue], gateway: String) async throws -> (inserted: Int, duplicates: Int) {
         var seen: Set<String> = []
         var duplicates = 0
         var uuids: [String] = [], types: [String] = [], values: [Double] = [], starts: [String] = [], ends: [String] = []
         var clients: [String] = [], bodies: [String] = []
         for s in samples {
-            let uuid = s["uuid"]!.stringValue!.lowercased()
+            let uuid = s["uuid"]!.string!.lowercased()
             guard seen.insert(uuid).inserted else { duplicates += 1; continue }
             uuids.append(uuid)
-            types.append(s["dataType"]!.stringValue!)
-            values.append(s["value"]!.doubleValue!)
-            starts.append(s["startDate"]!.stringValue!)
-            ends.append(s["endDate"]!.stringValue!)
-            clients.append(s["clientId"]?.stringValue ?? "")
-            bodies.append(s.serialized())
+            types.append(s["dataType"]!.string!)
+            values.append(s["value"]!.number!)
+            starts.append(s["startDate"]!.string!)
+            ends.append(s["endDate"]!.string!)
+            clients.append(s["clientId"]?.string ?? "")
+            bodies.append(s.text)
         }
         guard !uuids.isEmpty else { return (0, duplicates) }
         let rows = try await client.query("""
@@ -137,26 +142,26 @@ extension ServerStore {
         return (inserted, duplicates + uuids.count - inserted)
     }
 
-    func accept(profileMetrics metrics: [JSONValue], gateway: String) async throws -> BatchOutcome {
+    func accept(profileMetrics metrics: [ContractValue], gateway: String) async throws -> BatchOutcome {
         var outcome = BatchOutcome()
         var seen: Set<String> = []
         var ids: [String] = [], clients: [String] = [], names: [String] = [], values: [Double] = [], units: [String] = []
         var times: [String] = [], devices: [String] = [], bodies: [String] = []
         for m in metrics {
             if let problem = ContractValidation.profileMetricProblem(m) {
-                outcome.rejected.append((m["id"]?.stringValue ?? "", problem))
+                outcome.rejected.append((m["id"]?.string ?? "", problem))
                 continue
             }
-            let id = m["id"]!.stringValue!.lowercased()
+            let id = m["id"]!.string!.lowercased()
             guard seen.insert(id).inserted else { outcome.duplicates += 1; continue }
             ids.append(id)
-            clients.append(m["client_id"]?.stringValue ?? "")
-            names.append(m["metric"]!.stringValue!)
-            values.append(m["value"]!.doubleValue!)
-            units.append(m["unit"]!.stringValue!)
-            times.append(m["measured_at"]!.stringValue!)
-            devices.append(m["device_id"]?.stringValue ?? "")
-            bodies.append(m.serialized())
+            clients.append(m["client_id"]?.string ?? "")
+            names.append(m["metric"]!.string!)
+            values.append(m["value"]!.number!)
+            units.append(m["unit"]!.string!)
+            times.append(m["measured_at"]!.string!)
+            devices.append(m["device_id"]?.string ?? "")
+            bodies.append(m.text)
         }
         guard !ids.isEmpty else { return outcome }
         let rows = try await client.query("""

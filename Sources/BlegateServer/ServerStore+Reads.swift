@@ -1,5 +1,9 @@
 // SPDX-License-Identifier: MIT
-import JSON
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
 import Outbox
 import PostgresNIO
 import BackendContract
@@ -32,7 +36,8 @@ struct Page<Item> {
 
 extension ServerStore {
     /// A member's merged workouts, newest first.
-    func workouts(clientID: String, limit: Int, after cursor: Cursor?) async throws -> Page<JSONValue> {
+    /// A body that no longer reads as a merged workout is left out of the page, not failed.
+    func workouts(clientID: String, limit: Int, after cursor: Cursor?) async throws -> Page<MergedWorkout> {
         let farFuture = Cursor(time: "9999-12-31T00:00:00.000Z", id: "ffffffff-ffff-ffff-ffff-ffffffffffff")
         let c = cursor ?? farFuture
         let rows = try await client.query("""
@@ -40,13 +45,14 @@ extension ServerStore {
             WHERE client_id = \(clientID) AND (start_time, id) < (\(c.time)::timestamptz, \(c.id)::uuid)
             ORDER BY start_time DESC, id DESC LIMIT \(limit + 1)
             """, logger: logger)
-        var items: [(String, String, JSONValue)] = []
+        var items: [(String, String, MergedWorkout?)] = []
+        let decoder = JSONDecoder()
         for try await (id, start, text) in rows.decode((String, String, String).self) {
-            items.append((id, start, (try? JSONValue.parse(text)) ?? .null))
+            items.append((id, start, try? decoder.decode(MergedWorkout.self, from: Data(text.utf8))))
         }
         let more = items.count > limit
         if more { items.removeLast() }
-        return Page(items: items.map(\.2), next: more ? items.last.map { Cursor(time: $0.1, id: $0.0) } : nil)
+        return Page(items: items.compactMap(\.2), next: more ? items.last.map { Cursor(time: $0.1, id: $0.0) } : nil)
     }
 
     struct HeartRatePoint {

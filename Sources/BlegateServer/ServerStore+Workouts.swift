@@ -1,5 +1,4 @@
 // SPDX-License-Identifier: MIT
-import JSON
 import Outbox
 import PostgresNIO
 import BackendContract
@@ -14,15 +13,15 @@ extension ServerStore {
     /// per-member lock so two gateways' workouts merge into one. As the contract says, an
     /// id the server already held is a `duplicate` either way (replaced or not), a new id
     /// `inserted`.
-    func accept(workouts: [JSONValue], gateway: String, replace: Bool) async throws -> BatchOutcome {
+    func accept(workouts: [ContractValue], gateway: String, replace: Bool) async throws -> BatchOutcome {
         var outcome = BatchOutcome()
         var seen: Set<String> = []
         for w in workouts {
             if let problem = ContractValidation.workoutProblem(w) {
-                outcome.rejected.append((w["id"]?.stringValue ?? "", problem))
+                outcome.rejected.append((w["id"]?.string ?? "", problem))
                 continue
             }
-            let id = w["id"]!.stringValue!.lowercased()
+            let id = w["id"]!.string!.lowercased()
             guard seen.insert(id).inserted else { outcome.duplicates += 1; continue }
             if try await store(workout: w, id: id, gateway: gateway, replace: replace) {
                 outcome.inserted += 1
@@ -35,19 +34,19 @@ extension ServerStore {
 
     /// True when the id was new (inserted), false when the server held it (a duplicate,
     /// replaced when `replace`).
-    private func store(workout w: JSONValue, id: String, gateway: String, replace: Bool) async throws -> Bool {
-        let className = w["class_name"]?.stringValue
-        let start = w["start_time"]!.stringValue!, end = w["end_time"]!.stringValue!
+    private func store(workout w: ContractValue, id: String, gateway: String, replace: Bool) async throws -> Bool {
+        let className = w["class_name"]?.string
+        let start = w["start_time"]!.string!, end = w["end_time"]!.string!
         // Sent without a member (the strap was paired in another room, not this one): the
         // member its strap was paired to when the workout ended, as a gateway attributes its
         // own workouts (docs/classes.md, "Who gets a workout").
         let clientID: String?
-        if let sent = w["client_id"]?.stringValue {
+        if let sent = w["client_id"]?.string {
             clientID = sent
         } else {
-            clientID = try await member(device: w["device_id"]!.stringValue!, at: end)
+            clientID = try await member(device: w["device_id"]!.string!, at: end)
         }
-        let body = w.serialized()
+        let body = w.text
         return try await client.withTransaction(logger: logger) { c -> Bool in
             if let clientID {
                 try await c.query("SELECT pg_advisory_xact_lock(hashtextextended(\(clientID), 7))", logger: logger)
@@ -124,25 +123,22 @@ extension ServerStore {
     /// source speaks for the gateway and member it is stored under (a workout sent without a
     /// client id is stored under the member the server attributed it to).
     private func refresh(group: String, on c: PostgresConnection) async throws {
-        var sources: [JSONValue] = []
+        var sources: [ContractValue] = []
         for try await (gateway, member, text) in try await c.query(
             "SELECT gateway_id, client_id, body::text FROM workouts WHERE merged_id = \(group)::uuid", logger: logger)
             .decode((String, String?, String).self) {
-            guard var w = try? JSONValue.parse(text), case var .object(m) = w else { continue }
-            for (key, value) in [("gateway_id", JSONValue.string(gateway)), ("client_id", member.map(JSONValue.string) ?? .null)] {
-                if let i = m.firstIndex(where: { $0.0 == key }) { m[i].1 = value } else { m.append((key, value)) }
-            }
-            w = .object(m)
-            sources.append(w)
+            guard case var .object(m)? = try? ContractValue.parse(text, guess: .workout) else { continue }
+            m["gateway_id"] = .string(gateway)
+            m["client_id"] = member.map(ContractValue.string) ?? .null
+            sources.append(.object(m))
         }
         guard let merged = WorkoutMerge.merge(id: group, sources: sources) else {
             try await c.query("DELETE FROM merged_workouts WHERE id = \(group)::uuid", logger: logger)
             return
         }
-        let start = merged["start_time"]!.stringValue!, end = merged["end_time"]!.stringValue!
         try await c.query("""
-            UPDATE merged_workouts SET start_time = \(start)::timestamptz, end_time = \(end)::timestamptz,
-                class_name = \(merged["class_name"]?.stringValue), body = \(merged.serialized())::json,
+            UPDATE merged_workouts SET start_time = \(merged.startTime)::timestamptz, end_time = \(merged.endTime)::timestamptz,
+                class_name = \(merged.className), body = \(merged.text)::json,
                 sources = \(sources.count), updated_at = now()
             WHERE id = \(group)::uuid
             """, logger: logger)

@@ -1,5 +1,4 @@
 // SPDX-License-Identifier: MIT
-import JSON
 import Logging
 import PostgresNIO
 

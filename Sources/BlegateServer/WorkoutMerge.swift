@@ -1,5 +1,4 @@
 // SPDX-License-Identifier: MIT
-import JSON
 import Outbox
 import BackendContract
 
@@ -32,28 +31,28 @@ enum WorkoutMerge {
         var coverage: Double
         var ids: [String]
         var gateways: [String]
-        var body: JSONValue
+        var body: ContractValue
 
-        init?(_ w: JSONValue) {
-            guard let s = w["start_time"]?.stringValue, let e = w["end_time"]?.stringValue,
+        init?(_ w: ContractValue) {
+            guard let s = w["start_time"]?.string, let e = w["end_time"]?.string,
                   let start = ContractTimestamp.secondsSince1970(s), let end = ContractTimestamp.secondsSince1970(e) else { return nil }
             self.start = start
             self.end = end
             startText = s
             endText = e
-            duration = w["duration_seconds"]?.doubleValue ?? (end - start)
-            calories = w["calories_active"]?.doubleValue
-            distance = w["distance_meters"]?.doubleValue
-            avgHR = w["avg_heart_rate"]?.doubleValue ?? 0
-            maxHR = w["max_heart_rate"]?.doubleValue ?? 0
-            minHR = w["min_heart_rate"]?.doubleValue ?? 0
-            if case let .array(z)? = w["seconds_in_zone"] { zones = z.map { $0.doubleValue ?? 0 } } else { zones = [] }
-            points = w["effort_points"]?.doubleValue ?? 0
-            trimp = w["trimp"]?.doubleValue ?? 0
-            rmssd = w["hrv_rmssd_ms"]?.doubleValue
-            coverage = w["coverage"]?.doubleValue ?? 1
-            ids = [w["id"]?.stringValue ?? ""]
-            gateways = [w["gateway_id"]?.stringValue ?? ""]
+            duration = w["duration_seconds"]?.number ?? (end - start)
+            calories = w["calories_active"]?.number
+            distance = w["distance_meters"]?.number
+            avgHR = w["avg_heart_rate"]?.number ?? 0
+            maxHR = w["max_heart_rate"]?.number ?? 0
+            minHR = w["min_heart_rate"]?.number ?? 0
+            if case let .array(z)? = w["seconds_in_zone"] { zones = z.map { $0.number ?? 0 } } else { zones = [] }
+            points = w["effort_points"]?.number ?? 0
+            trimp = w["trimp"]?.number ?? 0
+            rmssd = w["hrv_rmssd_ms"]?.number
+            coverage = w["coverage"]?.number ?? 1
+            ids = [w["id"]?.string ?? ""]
+            gateways = [w["gateway_id"]?.string ?? ""]
             body = w
         }
 
@@ -61,7 +60,7 @@ enum WorkoutMerge {
     }
 
     /// The merged workout of `sources` (at least one), keyed `id`.
-    static func merge(id: String, sources: [JSONValue]) -> JSONValue? {
+    static func merge(id: String, sources: [ContractValue]) -> MergedWorkout? {
         let parts = sources.compactMap(Part.init).sorted { ($0.start, $0.ids[0]) < ($1.start, $1.ids[0]) }
         guard var acc = parts.first else { return nil }
         for p in parts.dropFirst() { acc = combine(acc, p) }
@@ -98,38 +97,101 @@ enum WorkoutMerge {
         return out
     }
 
-    static func json(_ p: Part, id: String) -> JSONValue {
-        func r1(_ x: Double) -> JSONValue { .double((x * 10).rounded() / 10) }
+    static func json(_ p: Part, id: String) -> MergedWorkout {
+        func r1(_ x: Double) -> Double { (x * 10).rounded() / 10 }
         let b = p.body
-        var m: [(String, JSONValue)] = [
-            ("id", .string(id)),
-            ("client_id", b["client_id"] ?? .null),
-            ("source", .string("blegate")),
-            ("gateway_ids", .array(p.gateways.map(JSONValue.string))),
-            ("device_id", b["device_id"] ?? .null),
-            ("workout_type", b["workout_type"] ?? .null),
-            ("class_name", b["class_name"] ?? .null),
-            ("start_time", .string(p.startText)),
-            ("end_time", .string(p.endText)),
-            ("duration_seconds", .int(Int(p.duration.rounded()))),
-            ("calories_active", p.calories.map(r1) ?? .null),
-        ]
-        if let d = p.distance { m.append(("distance_meters", r1(d))) }
-        m += [
-            ("avg_heart_rate", r1(p.avgHR)),
-            ("max_heart_rate", .int(Int(p.maxHR))),
-            ("min_heart_rate", .int(Int(p.minHR))),
-            ("seconds_in_zone", .array(p.zones.map { .int(Int($0.rounded())) })),
-            ("effort_points", r1(p.points)),
-            ("trimp", r1(p.trimp)),
-        ]
-        if let h = p.rmssd { m.append(("hrv_rmssd_ms", r1(h))) }
-        m += [
-            ("coverage", .double((p.coverage * 1000).rounded() / 1000)),
-            ("formulas", b["formulas"] ?? .null),
-            ("source_device", b["source_device"] ?? .null),
-            ("sources", .array(p.ids.map(JSONValue.string))),
-        ]
-        return .object(m)
+        return MergedWorkout(
+            id: id, clientID: b["client_id"]?.string, gatewayIDs: p.gateways, deviceID: b["device_id"]?.string,
+            workoutType: b["workout_type"]?.string, className: b["class_name"]?.string, startTime: p.startText, endTime: p.endText,
+            durationSeconds: Int(p.duration.rounded()), caloriesActive: p.calories.map(r1), distanceMeters: p.distance.map(r1),
+            avgHeartRate: r1(p.avgHR), maxHeartRate: Int(p.maxHR), minHeartRate: Int(p.minHR),
+            secondsInZone: p.zones.map { Int($0.rounded()) }, effortPoints: r1(p.points), trimp: r1(p.trimp),
+            hrvRMSSDms: p.rmssd.map(r1), coverage: (p.coverage * 1000).rounded() / 1000, formulas: b["formulas"] ?? .null,
+            sourceDevice: b["source_device"]?.string, sources: p.ids
+        )
     }
+}
+
+/// A member's merged workout as the server stores it (`merged_workouts.body`) and the read
+/// endpoints answer it: a contract `Workout` with `gateway_ids` and `sources` instead of
+/// `gateway_id`, and `source` always `blegate`.
+struct MergedWorkout: Codable, Equatable {
+    var id: String
+    var clientID: String?
+    var source = "blegate"
+    var gatewayIDs: [String]
+    var deviceID: String?
+    var workoutType: String?
+    var className: String?
+    var startTime: String
+    var endTime: String
+    var durationSeconds: Int
+    var caloriesActive: Double?
+    /// Left out, not null, when no source had one (as in a gateway's workout).
+    var distanceMeters: Double?
+    var avgHeartRate: Double
+    var maxHeartRate: Int
+    var minHeartRate: Int
+    var secondsInZone: [Int]
+    var effortPoints: Double
+    var trimp: Double
+    /// Left out, not null, when no source had one.
+    var hrvRMSSDms: Double?
+    var coverage: Double
+    var formulas: ContractValue
+    var sourceDevice: String?
+    var sources: [String]
+
+    enum CodingKeys: String, CodingKey {
+        case id, source, trimp, coverage, formulas, sources
+        case clientID = "client_id"
+        case gatewayIDs = "gateway_ids"
+        case deviceID = "device_id"
+        case workoutType = "workout_type"
+        case className = "class_name"
+        case startTime = "start_time"
+        case endTime = "end_time"
+        case durationSeconds = "duration_seconds"
+        case caloriesActive = "calories_active"
+        case distanceMeters = "distance_meters"
+        case avgHeartRate = "avg_heart_rate"
+        case maxHeartRate = "max_heart_rate"
+        case minHeartRate = "min_heart_rate"
+        case secondsInZone = "seconds_in_zone"
+        case effortPoints = "effort_points"
+        case hrvRMSSDms = "hrv_rmssd_ms"
+        case sourceDevice = "source_device"
+    }
+
+    /// Written out: the contract's nullable members (`client_id`, `class_name`,
+    /// `calories_active`) are null when unknown, where the synthesized form would drop them.
+    func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(id, forKey: .id)
+        try c.encode(clientID, forKey: .clientID)
+        try c.encode(source, forKey: .source)
+        try c.encode(gatewayIDs, forKey: .gatewayIDs)
+        try c.encode(deviceID, forKey: .deviceID)
+        try c.encode(workoutType, forKey: .workoutType)
+        try c.encode(className, forKey: .className)
+        try c.encode(startTime, forKey: .startTime)
+        try c.encode(endTime, forKey: .endTime)
+        try c.encode(durationSeconds, forKey: .durationSeconds)
+        try c.encode(caloriesActive, forKey: .caloriesActive)
+        try c.encodeIfPresent(distanceMeters, forKey: .distanceMeters)
+        try c.encode(avgHeartRate, forKey: .avgHeartRate)
+        try c.encode(maxHeartRate, forKey: .maxHeartRate)
+        try c.encode(minHeartRate, forKey: .minHeartRate)
+        try c.encode(secondsInZone, forKey: .secondsInZone)
+        try c.encode(effortPoints, forKey: .effortPoints)
+        try c.encode(trimp, forKey: .trimp)
+        try c.encodeIfPresent(hrvRMSSDms, forKey: .hrvRMSSDms)
+        try c.encode(coverage, forKey: .coverage)
+        try c.encode(formulas, forKey: .formulas)
+        try c.encode(sourceDevice, forKey: .sourceDevice)
+        try c.encode(sources, forKey: .sources)
+    }
+
+    /// The stored text: sorted keys, so the same workout is always the same text.
+    var text: String { String(decoding: ContractValue.encoded(self), as: UTF8.self) }
 }

@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: MIT
 import PrintableText
 #if canImport(Glibc)
-import JSON
 import Glibc
 #endif
 import AsyncHTTPClient
@@ -96,14 +95,7 @@ public final class BackendClient: Sendable {
 
     /// Exchanges a member's pairing code for the client id their records carry from now on.
     public func pair(code: String, device: PairingDevice) async throws(BackendError) -> String {
-        let body = JSONValue.object([
-            ("code", .string(code)),
-            ("device", .object([
-                ("address", .string(device.address)),
-                ("name", device.name.map { .string($0) } ?? .null),
-                ("model", device.model.map { .string($0) } ?? .null),
-            ])),
-        ]).serialized()
+        let body = Wire.encode(Wire.PairRequest(code: code, device: .init(address: device.address, name: device.name, model: device.model)))
         let endpoint = pairURL
         let response = try await exchange(endpoint, body: body)
         switch response.status {

@@ -1,5 +1,9 @@
 // SPDX-License-Identifier: MIT
-import JSON
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
 import Outbox
 
 /// What `POST /api/v1/metrics` answered.
@@ -56,8 +60,40 @@ enum Wire {
         var error: String?
     }
 
+    /// nil for anything that is not JSON of the shape: the callers turn that into
+    /// `invalidResponse` with the endpoint and status.
     static func decode<T: Decodable>(_ type: T.Type, from bytes: [UInt8]) -> T? {
-        try? JSONValueDecoder().decode(type, from: String(decoding: bytes, as: UTF8.self))
+        try? JSONDecoder().decode(type, from: Data(bytes))
+    }
+
+    /// `Encodable` bodies as compact JSON with sorted keys: the same request is always the
+    /// same text.
+    static func encode(_ value: some Encodable) -> String {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        // The bodies are strings, numbers and arrays of them: encoding them cannot fail.
+        return (try? encoder.encode(value)).map { String(decoding: $0, as: UTF8.self) } ?? "{}"
+    }
+
+    /// `POST /api/v1/pair`'s body; a device's unknown name or model is null.
+    struct PairRequest: Encodable {
+        struct Device: Encodable {
+            var address: String
+            var name: String?
+            var model: String?
+
+            func encode(to encoder: any Encoder) throws {
+                var c = encoder.container(keyedBy: CodingKeys.self)
+                try c.encode(address, forKey: .address)
+                try c.encode(name, forKey: .name)
+                try c.encode(model, forKey: .model)
+            }
+
+            enum CodingKeys: String, CodingKey { case address, name, model }
+        }
+
+        var code: String
+        var device: Device
     }
 
     /// The `{error}` text of a failure body, cut to a readable length; nil if absent.

@@ -1,5 +1,4 @@
 // SPDX-License-Identifier: MIT
-import JSON
 import Outbox
 
 /// The body of `POST`/`PUT /api/v1/workouts` and `POST /api/v1/profile-metrics`.
@@ -16,15 +15,16 @@ public enum DocumentRequest {
     }
 
     public static func body(gatewayID: String, kind: DocumentKind, documents: [OutboxDocument]) -> String {
-        var out = "{\"gateway_id\":"
+        var out: [UInt8] = []
         out.reserveCapacity(64 + documents.reduce(0) { $0 + $1.json.utf8.count + 1 })
-        JSONValue.writeString(gatewayID, to: &out)
-        out += ",\"\(arrayKey(kind))\":["
+        out.append(contentsOf: #"{"gateway_id":"#.utf8)
+        JSONText.appendString(gatewayID, to: &out)
+        out.append(contentsOf: ",\"\(arrayKey(kind))\":[".utf8)
         for (i, d) in documents.enumerated() {
-            if i > 0 { out += "," }
-            out += d.json
+            if i > 0 { out.append(UInt8(ascii: ",")) }
+            out.append(contentsOf: d.json.utf8)
         }
-        out += "]}"
-        return out
+        out.append(contentsOf: "]}".utf8)
+        return String(decoding: out, as: UTF8.self)
     }
 }

@@ -1,5 +1,4 @@
 // SPDX-License-Identifier: MIT
-import JSON
 import WearMetrics
 
 /// A scale's record → the member's profile metrics (height, weight, body fat), as the
@@ -15,7 +14,7 @@ public enum ProfileMetricMapping {
         /// `height`, `weight`, `body_fat`.
         public var metric: String
         public var value: Double
-        /// The JSON object, keys in contract order.
+        /// The JSON object, keys sorted (the same record always gives the same text).
         public var json: String
     }
 
@@ -26,6 +25,25 @@ public enum ProfileMetricMapping {
         ("weight_kg", "weight", "kg", 1000),
         ("body_fat_pct", "body_fat", "percent", 10),
     ]
+
+    /// The contract's `ProfileMetric`.
+    struct Body: Encodable {
+        var id: String
+        var clientID: String
+        var metric: String
+        var value: Double
+        var unit: String
+        var measuredAt: String
+        var source = "blegate"
+        var deviceID: String
+
+        enum CodingKeys: String, CodingKey {
+            case id, metric, value, unit, source
+            case clientID = "client_id"
+            case measuredAt = "measured_at"
+            case deviceID = "device_id"
+        }
+    }
 
     /// Whether a record may carry a profile metric: a cheap test for the record path, which
     /// sees every heart-rate notification.
@@ -42,17 +60,8 @@ public enum ProfileMetricMapping {
             guard let raw = record[metric: entry.key], raw.isFinite, raw > 0,
                   let id = NameBasedUUID.v5(namespace: NameBasedUUID.sampleNamespace, name: "\(recordID)/\(entry.metric)") else { continue }
             let value = (raw * entry.decimals).rounded() / entry.decimals
-            var json = "{\"id\":"
-            JSONValue.writeString(id, to: &json)
-            json += ",\"client_id\":"
-            JSONValue.writeString(clientID, to: &json)
-            json += ",\"metric\":\"\(entry.metric)\",\"value\":"
-            JSONValue.writeNumber(value, to: &json)
-            json += ",\"unit\":\"\(entry.unit)\",\"measured_at\":\""
-            record.timestamp.appendISO8601(to: &json)
-            json += "\",\"source\":\"blegate\",\"device_id\":"
-            JSONValue.writeString(record.deviceID, to: &json)
-            json += "}"
+            let json = Wire.encode(Body(id: id, clientID: clientID, metric: entry.metric, value: value, unit: entry.unit,
+                                        measuredAt: record.timestamp.iso8601, deviceID: record.deviceID))
             out.append(Document(id: id, metric: entry.metric, value: value, json: json))
         }
         return out

@@ -1,5 +1,4 @@
 // SPDX-License-Identifier: MIT
-import JSON
 import WearMetrics
 
 /// One measurement as the samples sink sends it (a Flō-style `samples` item).
@@ -36,23 +35,35 @@ public struct Sample: Sendable, Equatable {
         self.recordID = recordID
     }
 
-    var json: JSONValue {
-        .object([
-            ("dataType", .string(dataType)),
-            ("value", .double(value)),
-            ("unit", .string(unit)),
-            ("startDate", .string(startDate.iso8601)),
-            ("endDate", .string(endDate.iso8601)),
-            ("uuid", .string(uuid)),
-            ("sourceName", .string(sourceName)),
-            ("deviceName", .string(deviceName)),
-            ("deviceId", .string(deviceID)),
-            ("clientId", clientID.map { .string($0) } ?? .null),
-            ("recordId", .string(recordID)),
-        ])
+    /// The samples sink's body: `{"samples": [...]}`.
+    static func requestBody(_ samples: [Sample]) -> String {
+        struct Body: Encodable { var samples: [Sample] }
+        return Wire.encode(Body(samples: samples))
+    }
+}
+
+extension Sample: Encodable {
+    enum CodingKeys: String, CodingKey {
+        case dataType, value, unit, startDate, endDate, uuid, sourceName, deviceName
+        case deviceID = "deviceId"
+        case clientID = "clientId"
+        case recordID = "recordId"
     }
 
-    static func requestBody(_ samples: [Sample]) -> String {
-        JSONValue.object([("samples", .array(samples.map(\.json)))]).serialized()
+    /// Times as the contract's ISO 8601 text; `clientId` null while the strap is unpaired
+    /// (the synthesized form would leave it out).
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(dataType, forKey: .dataType)
+        try c.encode(value, forKey: .value)
+        try c.encode(unit, forKey: .unit)
+        try c.encode(startDate.iso8601, forKey: .startDate)
+        try c.encode(endDate.iso8601, forKey: .endDate)
+        try c.encode(uuid, forKey: .uuid)
+        try c.encode(sourceName, forKey: .sourceName)
+        try c.encode(deviceName, forKey: .deviceName)
+        try c.encode(deviceID, forKey: .deviceID)
+        try c.encode(clientID, forKey: .clientID)
+        try c.encode(recordID, forKey: .recordID)
     }
 }

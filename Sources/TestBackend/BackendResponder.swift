@@ -1,5 +1,10 @@
 // SPDX-License-Identifier: MIT
 import CompressNIO
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
 import HTTPTypes
 import Hummingbird
 import NIOCore
@@ -50,7 +55,7 @@ struct BackendResponder: HTTPResponder {
         let authorized = store.token.map { request.headers[.authorization] == "Bearer " + $0 } ?? true
         let depth = request.headers[Self.depthHeader].flatMap { Int($0) }
         let version = request.headers[Self.versionHeader]
-        func answer(_ status: Int, _ body: JSON, items: Int? = nil, headers: HTTPFields = [:]) -> Response {
+        func answer(_ status: Int, _ body: some Encodable, items: Int? = nil, headers: HTTPFields = [:]) -> Response {
             store.log(RequestLogEntry(at: arrived, method: request.method.rawValue, path: path, status: status, gzip: gzip,
                                       items: items, authorized: authorized, outboxDepth: depth, version: version))
             return Self.json(status, body, headers: headers)
@@ -73,7 +78,7 @@ struct BackendResponder: HTTPResponder {
         guard authorized else { return answer(401, Self.error("missing or wrong bearer token")) }
 
         var request = request
-        let body: JSON
+        let body: ContractValue
         do {
             var raw = try await request.collectBody(upTo: Self.maximumBody)
             switch request.headers[.contentEncoding]?.lowercased() {
@@ -81,7 +86,7 @@ struct BackendResponder: HTTPResponder {
             case "gzip"?: raw = try raw.decompress(with: .gzip(), maxSize: Self.maximumBody * 4)
             case let other?: return answer(415, Self.error("unsupported Content-Encoding \(other); use gzip"))
             }
-            body = try JSON.parse(Array(raw.readableBytesView))
+            body = try ContractValue.parse(Data(raw.readableBytesView), guess: .gatewayRequest)
         } catch {
             return answer(400, Self.error("body is not gzip-compressed JSON: \(error)"))
         }
@@ -93,7 +98,7 @@ struct BackendResponder: HTTPResponder {
                 return answer(400, Self.error("device.address: required string"))
             }
             switch store.pair(code: code, device: device) {
-            case let .paired(clientID): return answer(200, .object(["client_id": .string(clientID)]))
+            case let .paired(clientID): return answer(200, PairAnswer(clientID: clientID))
             case .unknown: return answer(404, Self.error("unknown pairing code"))
             case .used: return answer(409, Self.error("pairing code already used"))
             }
@@ -108,11 +113,8 @@ struct BackendResponder: HTTPResponder {
             store.noteHeaders(gatewayID: gateway, GatewayHeaders(outboxDepth: depth, version: version))
             let (stored, duplicates, rejected) = store.accept(records: records, gatewayID: gateway)
             let inserted = faults.miscounts() ? Self.miscounted(stored) : stored
-            return answer(200, .object([
-                "inserted": .number(Double(inserted)),
-                "duplicates": .number(Double(duplicates)),
-                "rejected": .array(rejected.map { .object(["id": .string($0.id), "reason": .string($0.reason)]) }),
-            ]), items: records.count)
+            return answer(200, BatchAnswer(inserted: inserted, duplicates: duplicates,
+                                           rejected: rejected.map { BatchAnswer.Rejected(id: $0.id, reason: $0.reason) }), items: records.count)
         case .workouts, .profileMetrics:
             guard let gateway = body["gateway_id"]?.string, !gateway.isEmpty else {
                 return answer(400, Self.error("gateway_id: required non-empty string"))
@@ -126,16 +128,13 @@ struct BackendResponder: HTTPResponder {
             let (stored, duplicates, rejected) = store.accept(documents: documents, workouts: route == .workouts, replace: replace,
                                                               gatewayID: gateway)
             let inserted = faults.miscounts() ? Self.miscounted(stored) : stored
-            return answer(200, .object([
-                "inserted": .number(Double(inserted)),
-                "duplicates": .number(Double(duplicates)),
-                "rejected": .array(rejected.map { .object(["id": .string($0.id), "reason": .string($0.reason)]) }),
-            ]), items: documents.count)
+            return answer(200, BatchAnswer(inserted: inserted, duplicates: duplicates,
+                                           rejected: rejected.map { BatchAnswer.Rejected(id: $0.id, reason: $0.reason) }), items: documents.count)
         case .samples:
             guard let items = body["samples"]?.array else { return answer(400, Self.error("samples: required array")) }
             var samples: [StoredSample] = []
             for (i, s) in items.enumerated() {
-                if let problem = ContractValidation.sampleProblem(s.contractValue) { return answer(400, Self.error("samples[\(i)].\(problem)")) }
+                if let problem = ContractValidation.sampleProblem(s) { return answer(400, Self.error("samples[\(i)].\(problem)")) }
                 // The check above holds these.
                 samples.append(StoredSample(uuid: s["uuid"]!.string!, dataType: s["dataType"]!.string!, value: s["value"]!.number!, json: s))
             }
@@ -143,7 +142,7 @@ struct BackendResponder: HTTPResponder {
                 return answer(413, Self.error("batch of \(samples.count) samples is too large"), items: samples.count)
             }
             let (inserted, duplicates) = store.accept(samples: samples)
-            return answer(200, .object(["inserted": .number(Double(inserted)), "duplicates": .number(Double(duplicates))]), items: samples.count)
+            return answer(200, SamplesAnswer(inserted: inserted, duplicates: duplicates), items: samples.count)
         }
     }
 
@@ -155,51 +154,51 @@ struct BackendResponder: HTTPResponder {
 
     private func admin(_ request: Request, path: String) async throws -> Response {
         var request = request
-        func body() async throws -> JSON {
+        func body() async throws -> ContractValue {
             let raw = try await request.collectBody(upTo: 1 << 20)
-            return raw.readableBytes == 0 ? .object([:]) : try JSON.parse(Array(raw.readableBytesView))
+            return raw.readableBytes == 0 ? .object([:]) : try ContractValue.parse(Data(raw.readableBytesView))
         }
         switch (request.method, path) {
         case (.get, "/_admin/records"):
             let records = store.records
-            return Self.json(200, .object([
-                "count": .number(Double(records.count)),
+            return Self.json(200, ContractValue.object([
+                "count": .int(records.count),
                 "records": .array(records.map { .object(["gateway_id": .string($0.gatewayID), "record": $0.json]) }),
             ]))
         case (.get, "/_admin/samples"):
             let samples = store.samples
-            return Self.json(200, .object(["count": .number(Double(samples.count)), "samples": .array(samples.map(\.json))]))
+            return Self.json(200, ContractValue.object(["count": .int(samples.count), "samples": .array(samples.map(\.json))]))
         case (.get, "/_admin/workouts"), (.get, "/_admin/profile-metrics"):
             let documents = path == "/_admin/workouts" ? store.workouts : store.profileMetrics
-            return Self.json(200, .object([
-                "count": .number(Double(documents.count)),
+            return Self.json(200, ContractValue.object([
+                "count": .int(documents.count),
                 "items": .array(documents.map {
-                    .object(["gateway_id": .string($0.gatewayID), "replacements": .number(Double($0.replacements)), "document": $0.json])
+                    .object(["gateway_id": .string($0.gatewayID), "replacements": .int($0.replacements), "document": $0.json])
                 }),
             ]))
         case (.get, "/_admin/gateways"):
-            return Self.json(200, .object(store.gateways.mapValues { g in
-                .object(["outbox_depth": g.outboxDepth.map { .number(Double($0)) } ?? .null, "version": g.version.map { .string($0) } ?? .null])
+            return Self.json(200, ContractValue.object(store.gateways.mapValues { g in
+                .object(["outbox_depth": g.outboxDepth.map { .int($0) } ?? .null, "version": g.version.map { .string($0) } ?? .null])
             }))
         case (.get, "/_admin/pairings"):
-            return Self.json(200, .object(["pairings": .array(store.pairings.map {
+            return Self.json(200, ContractValue.object(["pairings": .array(store.pairings.map {
                 .object(["code": .string($0.code), "client_id": .string($0.clientID), "device": $0.device])
             })]))
         case (.get, "/_admin/requests"):
-            return Self.json(200, .object(["requests": .array(store.requests.map { e in
+            return Self.json(200, ContractValue.object(["requests": .array(store.requests.map { e in
                 .object([
-                    "at_ms": .number(Double((e.at - started).milliseconds)),
-                    "method": .string(e.method), "path": .string(e.path), "status": .number(Double(e.status)),
-                    "gzip": .bool(e.gzip), "items": e.items.map { .number(Double($0)) } ?? .null, "authorized": .bool(e.authorized),
+                    "at_ms": .int(Int((e.at - started).milliseconds)),
+                    "method": .string(e.method), "path": .string(e.path), "status": .int(e.status),
+                    "gzip": .bool(e.gzip), "items": e.items.map { .int($0) } ?? .null, "authorized": .bool(e.authorized),
                 ])
             })]))
         case (.get, "/_admin/faults"):
-            return Self.json(200, .object(["faults": .array(faults.faults.map(\.json))]))
+            return Self.json(200, ContractValue.object(["faults": .array(faults.faults.map(\.json))]))
         case (.delete, "/_admin/faults"):
             faults.clear()
-            return Self.json(200, .object(["faults": .array([])]))
+            return Self.json(200, ContractValue.object(["faults": .array([])]))
         case (.post, "/_admin/faults"):
-            let json: JSON
+            let json: ContractValue
             do { json = try await body() } catch { return Self.json(400, Self.error("body must be JSON: \(error)")) }
             let items = json["faults"]?.array ?? [json]
             var parsed: [Fault.Request] = []
@@ -214,17 +213,17 @@ struct BackendResponder: HTTPResponder {
                 case let .outage(d): outage(d)
                 }
             }
-            return Self.json(200, .object(["faults": .array(faults.faults.map(\.json))]))
+            return Self.json(200, ContractValue.object(["faults": .array(faults.faults.map(\.json))]))
         case (.post, "/_admin/token"):
             guard let json = try? await body() else { return Self.json(400, Self.error("body must be JSON")) }
             store.token = json["token"]?.string
-            return Self.json(200, .object([:]))
+            return Self.json(200, ContractValue.object([:]))
         case (.post, "/_admin/codes"):
             guard let codes = (try? await body())?["codes"]?.array?.compactMap(\.string) else {
                 return Self.json(400, Self.error("codes: required array of strings"))
             }
             store.addCodes(codes)
-            return Self.json(200, .object([:]))
+            return Self.json(200, ContractValue.object([:]))
         default:
             return Self.json(404, Self.error("no such admin endpoint: \(request.method.rawValue) \(path)"))
         }
@@ -232,11 +231,12 @@ struct BackendResponder: HTTPResponder {
 
     // MARK: Helpers
 
-    static func error(_ message: String) -> JSON { .object(["error": .string(message)]) }
+    static func error(_ message: String) -> ErrorAnswer { ErrorAnswer(message) }
 
-    static func json(_ status: Int, _ body: JSON, headers: HTTPFields = [:]) -> Response {
+    static func json(_ status: Int, _ body: some Encodable, headers: HTTPFields = [:]) -> Response {
         var headers = headers
         headers[.contentType] = "application/json"
-        return Response(status: .init(code: status), headers: headers, body: .init(byteBuffer: ByteBuffer(string: body.text)))
+        return Response(status: .init(code: status), headers: headers,
+                        body: .init(byteBuffer: ByteBuffer(bytes: ContractValue.encoded(body))))
     }
 }

@@ -82,13 +82,13 @@ public final class BackendStore: Sendable {
     }
 
     /// Stores the valid, new records; returns (inserted, duplicates, rejected).
-    func accept(records: [JSON], gatewayID: String) -> (Int, Int, [(id: String, reason: String)]) {
+    func accept(records: [ContractValue], gatewayID: String) -> (Int, Int, [(id: String, reason: String)]) {
         var lines: [String] = []
         let result = state.withLock { s -> (Int, Int, [(id: String, reason: String)]) in
             var inserted = 0, duplicates = 0
             var rejected: [(id: String, reason: String)] = []
             for r in records {
-                if let problem = ContractValidation.recordProblem(r.contractValue) {
+                if let problem = ContractValidation.recordProblem(r) {
                     rejected.append((r["id"]?.string ?? "", problem))
                     continue
                 }
@@ -101,7 +101,7 @@ public final class BackendStore: Sendable {
                                               deviceID: r["device_id"]!.string!, timestamp: r["timestamp"]!.string!, json: r))
                 inserted += 1
                 if dataFile != nil {
-                    lines.append(JSON.object(["kind": .string("record"), "gateway_id": .string(gatewayID), "record": r]).text)
+                    lines.append(ContractValue.object(["kind": .string("record"), "gateway_id": .string(gatewayID), "record": r]).text)
                 }
             }
             return (inserted, duplicates, rejected)
@@ -117,14 +117,13 @@ public final class BackendStore: Sendable {
     /// Stores valid workouts (`replace`: a `PUT`, which replaces known ids and inserts new
     /// ones) or profile metrics; returns (inserted, duplicates, rejected). A replaced
     /// workout counts as a duplicate: the backend already held its id.
-    func accept(documents: [JSON], workouts: Bool, replace: Bool, gatewayID: String) -> (Int, Int, [(id: String, reason: String)]) {
+    func accept(documents: [ContractValue], workouts: Bool, replace: Bool, gatewayID: String) -> (Int, Int, [(id: String, reason: String)]) {
         var lines: [String] = []
         let result = state.withLock { s -> (Int, Int, [(id: String, reason: String)]) in
             var inserted = 0, duplicates = 0
             var rejected: [(id: String, reason: String)] = []
             for d in documents {
-                let value = d.contractValue
-                if let problem = workouts ? ContractValidation.workoutProblem(value) : ContractValidation.profileMetricProblem(value) {
+                if let problem = workouts ? ContractValidation.workoutProblem(d) : ContractValidation.profileMetricProblem(d) {
                     rejected.append((d["id"]?.string ?? "", problem))
                     continue
                 }
@@ -149,7 +148,7 @@ public final class BackendStore: Sendable {
                     inserted += 1
                 }
                 if dataFile != nil {
-                    lines.append(JSON.object(["kind": .string(workouts ? "workout" : "profile_metric"),
+                    lines.append(ContractValue.object(["kind": .string(workouts ? "workout" : "profile_metric"),
                                               "gateway_id": .string(gatewayID), "document": d]).text)
                 }
             }
@@ -171,7 +170,7 @@ public final class BackendStore: Sendable {
                 }
                 s.samples.append(sample)
                 inserted += 1
-                if dataFile != nil { lines.append(JSON.object(["kind": .string("sample"), "sample": sample.json]).text) }
+                if dataFile != nil { lines.append(ContractValue.object(["kind": .string("sample"), "sample": sample.json]).text) }
             }
             return (inserted, duplicates)
         }
@@ -185,7 +184,7 @@ public final class BackendStore: Sendable {
         case used
     }
 
-    func pair(code: String, device: JSON) -> PairOutcome {
+    func pair(code: String, device: ContractValue) -> PairOutcome {
         var line: String?
         let outcome = state.withLock { s -> PairOutcome in
             if s.pairings[code] != nil { return .used }
@@ -193,7 +192,7 @@ public final class BackendStore: Sendable {
             let clientID = Self.randomUUID()
             s.pairings[code] = Pairing(code: code, clientID: clientID, device: device)
             if dataFile != nil {
-                line = JSON.object(["kind": .string("pairing"), "code": .string(code), "client_id": .string(clientID), "device": device]).text
+                line = ContractValue.object(["kind": .string("pairing"), "code": .string(code), "client_id": .string(clientID), "device": device]).text
             }
             return .paired(clientID)
         }
@@ -231,7 +230,7 @@ public final class BackendStore: Sendable {
             bytes += chunk[0..<n]
         }
         for (number, line) in bytes.split(separator: UInt8(ascii: "\n")).enumerated() {
-            guard let entry = try? JSON.parse(Array(line)) else {
+            guard let entry = try? ContractValue.parse(Array(line)) else {
                 throw DataFileError(description: "\(path) line \(number + 1) is not JSON; not a blegate-test-backend data file?")
             }
             switch entry["kind"]?.string {

@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: MIT
+import BackendContract
 import Timing
 
 /// A misbehaviour the test backend shows on the contract's endpoints (never on `/_admin`).
@@ -60,7 +61,7 @@ extension Fault {
     /// `{"mode":"status","status":500,"count":3}`, `{"mode":"status","status":429,"retry_after":"2"}`,
     /// `{"mode":"delay","delay_ms":1500,"seconds":10}`, `{"mode":"max_batch","records":100}`,
     /// `{"mode":"miscount","count":1}`, `{"mode":"outage","seconds":30}`.
-    static func request(_ json: JSON) throws -> Request {
+    static func request(_ json: ContractValue) throws -> Request {
         guard let mode = json["mode"]?.string else {
             throw ParseError(description: "mode: required, one of status, delay, max_batch, miscount, outage")
         }
@@ -98,23 +99,23 @@ extension Fault {
         }
     }
 
-    var json: JSON {
-        var o: [String: JSON] = [:]
+    var json: ContractValue {
+        var o: [String: ContractValue] = [:]
         switch mode {
         case let .status(code, retryAfter):
             o["mode"] = .string("status")
-            o["status"] = .number(Double(code))
+            o["status"] = .int(code)
             if let retryAfter { o["retry_after"] = .string(retryAfter) }
         case let .delay(d):
             o["mode"] = .string("delay")
-            o["delay_ms"] = .number(Double(d.milliseconds))
+            o["delay_ms"] = .int(Int(d.milliseconds))
         case let .maxBatch(n):
             o["mode"] = .string("max_batch")
-            o["records"] = .number(Double(n))
+            o["records"] = .int(n)
         case .miscount:
             o["mode"] = .string("miscount")
         }
-        if let count { o["count"] = .number(Double(count)) }
+        if let count { o["count"] = .int(count) }
         return .object(o)
     }
 }

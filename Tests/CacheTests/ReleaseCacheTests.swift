@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 @testable import Cache
+import BackendContract
 import BlegateTestSupport
 import Foundation
 import GRDB
@@ -142,7 +143,7 @@ struct ReleaseCacheTests {
             }
             fields["id"] = nil
             fields["client_id"] = nil
-            #expect(JSON.object(fields) == (try JSONDecoder().decode(JSON.self, from: Data(o.record.jsonString().utf8))))
+            #expect(ContractValue.object(fields) == (try JSONDecoder().decode(ContractValue.self, from: Data(o.record.jsonString().utf8))))
         }
         let after = try await again.stats()
         #expect(after.pending == 0 && after.quarantined == quarantinedOld.count)

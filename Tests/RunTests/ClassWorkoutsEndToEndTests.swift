@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: MIT
+import BackendContract
 import BlegateTestSupport
 import Foundation
 import Simulator
@@ -98,7 +99,7 @@ struct ClassWorkoutsEndToEndTests {
                 if device == sim.devices[0].address { #expect(j["client_id"]?.string == clientID) }
 
                 // The strap's records in the class window, as the backend holds them.
-                let inClass = stored.filter { $0.deviceID == device }.compactMap { r -> (ms: Int64, json: JSON)? in
+                let inClass = stored.filter { $0.deviceID == device }.compactMap { r -> (ms: Int64, json: ContractValue)? in
                     guard let t = UTCTimestamp(iso8601: r.timestamp)?.millisecondsSince1970, t >= classStart, t <= classEnd else { return nil }
                     return (t, r.json)
                 }.sorted { $0.ms < $1.ms }

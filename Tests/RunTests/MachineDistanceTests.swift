@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: MIT
+import BackendContract
 import BlegateTestSupport
 import Cache
 import Classes
@@ -79,7 +80,7 @@ struct MachineDistanceTests {
                                          learnedMaxHR: { [:] }, make: WorkoutAssembler.compute)
         let session = ClassSession(key: "manual/\(t0)", name: "Run club", type: .run, origin: .manual, startMs: t0, endMs: at(300))
         let made = try await assembler.store(session, minDurationMs: 60_000, type: .run)
-        let byDevice = Dictionary(uniqueKeysWithValues: try made.map { ($0.device, try JSON.parse(Array($0.workout.json.utf8))) })
+        let byDevice = Dictionary(uniqueKeysWithValues: try made.map { ($0.device, try ContractValue.parse(Array($0.workout.json.utf8))) })
         #expect(Set(byDevice.keys) == [Self.strap, Self.otherTreadmill, Self.unpairedStrap], "\(byDevice.keys.sorted())")
         #expect(outbox.stored.withLock { $0.count } == 3)
 

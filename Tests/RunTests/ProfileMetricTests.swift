@@ -27,14 +27,14 @@ struct ProfileMetricTests {
         return [try #require(weight), try #require(composition)]
     }
 
-    @Test("mapping: one document per quantity, v5 ids of <record id>/<metric>, contract keys in order, rounded to the scale's resolution")
+    @Test("mapping: one document per quantity, v5 ids of <record id>/<metric>, keys sorted, rounded to the scale's resolution")
     func mapping() throws {
         let record = try Self.imperialReadings()[0]
         let docs = ProfileMetricMapping.documents(recordID: "0b7c2c1e-4f0a-4d2b-9a51-3e8f6c1d2a90", clientID: "member-7", record: record)
         #expect(docs.map(\.metric) == ["height", "weight"])
         #expect(docs.map(\.value) == [189.0, 82.227])
         #expect(docs[1].id == NameBasedUUID.v5(namespace: NameBasedUUID.sampleNamespace, name: "0b7c2c1e-4f0a-4d2b-9a51-3e8f6c1d2a90/weight"))
-        #expect(docs[1].json == #"{"id":"\#(docs[1].id)","client_id":"member-7","metric":"weight","value":82.227,"unit":"kg","measured_at":"2026-11-25T09:58:00.000Z","source":"blegate","device_id":"C4:7C:8D:6A:11:02"}"#)
+        #expect(docs[1].json == #"{"client_id":"member-7","device_id":"C4:7C:8D:6A:11:02","id":"\#(docs[1].id)","measured_at":"2026-11-25T09:58:00.000Z","metric":"weight","source":"blegate","unit":"kg","value":82.227}"#)
         #expect(ProfileMetricMapping.documents(recordID: "x", clientID: nil, record: record).isEmpty)
         var hr = record
         hr.source = "ble_hrm"

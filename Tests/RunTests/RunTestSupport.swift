@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: MIT
+import BackendContract
 import BlegateTestSupport
 import DBus
 import Foundation
@@ -95,7 +96,7 @@ struct RunFixture {
 
 extension BeatRecord {
     /// A stored backend record, if it is a heart-rate record.
-    static func from(_ json: JSON) -> BeatRecord? {
+    static func from(_ json: ContractValue) -> BeatRecord? {
         guard json["source"]?.string == "ble_hrm", json["meta"]?["hr_source"]?.string != "advertisement",
               let contact = json["meta"]?["sensor_contact"]?.string else { return nil }
         return BeatRecord(hr: json["metrics"]?["hr"]?.number, rr: json["rr_ms"]?.array?.compactMap(\.number) ?? [], contact: contact)

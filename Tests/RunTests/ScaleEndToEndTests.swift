@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: MIT
+import BackendContract
 import BlegateTestSupport
 import Foundation
 import Simulator
@@ -20,7 +21,7 @@ struct ScaleEndToEndTests {
     }
 
     /// The scale records the backend holds for `device`.
-    static func scaleRecords(_ backend: TestBackend, device: String) -> [JSON] {
+    static func scaleRecords(_ backend: TestBackend, device: String) -> [ContractValue] {
         backend.store.records.map(\.json).filter { $0["device_id"]?.string == device && $0["source"]?.string == "ble_wss" }
     }
 

@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: MIT
+import BackendContract
 import BlegateTestSupport
 import Cache
 import Classes
@@ -37,9 +38,9 @@ struct WorkoutCorrectionTests {
     }
 
     /// The cache's copy of a workout, parsed.
-    static func stored(_ cache: RecordCache, _ id: String) async throws -> (revision: Int, json: JSON)? {
+    static func stored(_ cache: RecordCache, _ id: String) async throws -> (revision: Int, json: ContractValue)? {
         guard let d = try await cache.document(kind: .workout, id: id) else { return nil }
-        return (d.revision, try JSON.parse(Array(d.json.utf8)))
+        return (d.revision, try ContractValue.parse(Array(d.json.utf8)))
     }
 
     @Test("records that reach the cache after a class's workouts went out make a revision with the same id, sent by PUT; the backend ends with the corrected workout")

@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: MIT
+import BackendContract
 import BlegateTestSupport
 import Cache
 import Outbox
@@ -50,7 +51,7 @@ struct WorkoutsCommandTests {
 
         let lines = await f.cli("workouts --json")
         #expect(lines.status == 0)
-        let objects = try lines.out.split(separator: "\n").map { try JSON.parse(Array($0.utf8)) }
+        let objects = try lines.out.split(separator: "\n").map { try ContractValue.parse(Array($0.utf8)) }
         #expect(objects.count == 4)
         let byID = Dictionary(uniqueKeysWithValues: objects.compactMap { o in o["id"]?.string.map { ($0, o) } })
         #expect(byID[Self.id(1)]?["delivery"]?.string == "delivered" && byID[Self.id(1)]?["revision"]?.number == 1)

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
+import BackendContract
 import BlegateServer
 import Foundation
-import JSON
 import PostgresNIO
 import Testing
 
@@ -18,12 +18,12 @@ struct AccessTests {
         #expect(try await h.send("/api/v1/metrics", body, token: "bgt_wrong").status == 401)
         #expect(try await h.send("/api/v1/metrics", body, token: token).status == 200)
         let other = try await h.send("/api/v1/metrics", Make.metrics(gateway: "gw-b", []), token: token)
-        #expect(other.status == 403 && other.json?["error"]?.stringValue?.contains("does not match") == true)
+        #expect(other.status == 403 && other.json?["error"]?.string?.contains("does not match") == true)
         await #expect(throws: ServerStore.AdminError.self) { try await h.store.addGateway("gw-a") }
 
         #expect(try await h.store.revokeGateway("gw-a"))
         let revoked = try await h.send("/api/v1/metrics", body, token: token)
-        #expect(revoked.status == 403 && revoked.json?["error"]?.stringValue == "the token of gateway gw-a was revoked")
+        #expect(revoked.status == 403 && revoked.json?["error"]?.string == "the token of gateway gw-a was revoked")
         #expect(try await h.send("/api/v1/pair", #"{"code":"X","device":{"address":"a"}}"#, token: token).status == 403)
         #expect(try await h.store.revokeGateway("gw-nope") == false)
 

@@ -1,6 +1,5 @@
 // SPDX-License-Identifier: MIT
 import BlegateServer
-import JSON
 import TestBackend
 import Testing
 import BackendContract
@@ -48,11 +47,11 @@ struct ContractValidationTests {
         #expect(answer.status == 200, "\(path): \(answer.body)")
         #expect(answer.json?["inserted"]?.intValue == good.count, "\(path): \(answer.body)")
         #expect(answer.json?["duplicates"]?.intValue == 0, "\(path): \(answer.body)")
-        let rejected = answer.json?["rejected"]?.arrayValue ?? []
+        let rejected = answer.json?["rejected"]?.array ?? []
         #expect(rejected.count == bad.count, "\(path): \(answer.body)")
         for (i, (item, reason)) in bad.enumerated() where i < rejected.count {
-            #expect(rejected[i]["reason"]?.stringValue == reason, "\(path) \(item.text)")
-            #expect(rejected[i]["id"]?.stringValue == item.members.first { $0.key == "id" }.flatMap { try? JSONValue.parse($0.json) }?.stringValue ?? "",
+            #expect(rejected[i]["reason"]?.string == reason, "\(path) \(item.text)")
+            #expect(rejected[i]["id"]?.string == item.members.first { $0.key == "id" }.flatMap { try? ContractValue.parse($0.json) }?.string ?? "",
                     "the rejection names the item's id")
         }
     }
@@ -79,7 +78,7 @@ struct ContractValidationTests {
                 "\(stored.body)")
         for (item, reason) in ContractExamples.badSamples {
             let answer = try await b.send("/api/v1/samples", "{\"samples\":[\(ContractExamples.sample().text),\(item.text)]}")
-            #expect(answer.status == 400 && answer.json?["error"]?.stringValue == "samples[1].\(reason)", "\(item.text): \(answer.body)")
+            #expect(answer.status == 400 && answer.json?["error"]?.string == "samples[1].\(reason)", "\(item.text): \(answer.body)")
         }
     }
 }

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: MIT
+import BackendContract
 import AsyncHTTPClient
 import BlegateServer
 import BlegateTestSupport
 import Foundation
-import JSON
 import NIOCore
 import PostgresNIO
 import Testing
@@ -56,10 +56,10 @@ struct DatabaseOutageTests {
             #expect(try await Self.get(port: port, path: "/healthz").status == 503)
             // The gateway hears the 503, keeps measuring and keeps its records.
             let heard503 = await eventually(timeout: 90) {
-                guard let errors = await room.status()?["errors"]?.arrayValue else { return false }
-                return errors.contains { $0["detail"]?.stringValue == "HTTP 503" }
+                guard let errors = await room.status()?["errors"]?.array else { return false }
+                return errors.contains { $0["detail"]?.string == "HTTP 503" }
             }
-            let errors = await room.status()?["errors"]?.serialized() ?? "no status"
+            let errors = await room.status()?["errors"]?.text ?? "no status"
             #expect(heard503, "the gateway saw 503: \(errors)")
             let delivered = await room.outbox()?.delivered ?? -1
             #expect(await eventually(timeout: 60) { (await room.outbox()?.pending ?? 0) >= 20 }, "records wait in the gateway's outbox")

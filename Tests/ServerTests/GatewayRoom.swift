@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
+import BackendContract
 import BlegateServer
 import BlegateTestSupport
 import Foundation
-import JSON
 import PostgresNIO
 import Testing
 
@@ -51,10 +51,10 @@ struct GatewayRoom {
     }
 
     /// `blegate status --json`, parsed.
-    func status() async -> JSONValue? {
+    func status() async -> ContractValue? {
         let (out, code) = await shell("\(blegate) status --json --config '\(config)'")
         guard code == 0 else { return nil }
-        return try? JSONValue.parse(out)
+        return try? ContractValue.parse(out)
     }
 
     /// (pending, delivered) from `blegate status --json`.
@@ -62,13 +62,13 @@ struct GatewayRoom {
     /// (the cache commits once a second).
     func outbox() async -> (pending: Int, delivered: Int)? {
         guard let o = await status()?["outbox"] else { return nil }
-        let buffered = o["buffered"]?.doubleValue.map { Int($0) } ?? 0
-        return ((o["pending"]?.doubleValue.map { Int($0) } ?? -1) + buffered, o["delivered"]?.doubleValue.map { Int($0) } ?? -1)
+        let buffered = o["buffered"]?.number.map { Int($0) } ?? 0
+        return ((o["pending"]?.number.map { Int($0) } ?? -1) + buffered, o["delivered"]?.number.map { Int($0) } ?? -1)
     }
 
     /// Workouts still waiting in the cache for the server.
     func pendingWorkouts() async -> Int? {
-        await status()?["outbox"]?["pending_workouts"]?.doubleValue.map { Int($0) }
+        await status()?["outbox"]?["pending_workouts"]?.number.map { Int($0) }
     }
 
     /// Every record in the gateway's cache: id, device, second.
@@ -76,18 +76,18 @@ struct GatewayRoom {
         let (out, code) = await shell("\(blegate) cache export --since all --config '\(config)'")
         guard code == 0 else { throw TestSupportError("cache export: \(out)") }
         return out.split(separator: "\n").compactMap { line in
-            guard let j = try? JSONValue.parse(String(line)), let id = j["id"]?.stringValue, let d = j["device_id"]?.stringValue,
-                  let s = j["source"]?.stringValue, let t = j["timestamp"]?.stringValue,
-                  let state = j["state"]?.stringValue else { return nil }
+            guard let j = try? ContractValue.parse(String(line)), let id = j["id"]?.string, let d = j["device_id"]?.string,
+                  let s = j["source"]?.string, let t = j["timestamp"]?.string,
+                  let state = j["state"]?.string else { return nil }
             return (id.lowercased(), d, s, String(t.prefix(19)), state)
         }
     }
 
     /// Every workout in the gateway's cache, as it was sent, with its `delivery`.
-    func workouts() async throws -> [JSONValue] {
+    func workouts() async throws -> [ContractValue] {
         let (out, code) = await shell("\(blegate) workouts --json --config '\(config)'")
         guard code == 0 else { throw TestSupportError("workouts: \(out)") }
-        return try out.split(separator: "\n").map { try JSONValue.parse(String($0)) }
+        return try out.split(separator: "\n").map { try ContractValue.parse(String($0)) }
     }
 }
 

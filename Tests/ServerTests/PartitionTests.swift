@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
+import BackendContract
 import BlegateServer
 import BlegateTestSupport
 import Foundation
-import JSON
 import Logging
 import PostgresNIO
 import Testing

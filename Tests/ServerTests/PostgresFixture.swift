@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: MIT
+import BackendContract
 import AsyncHTTPClient
 import BlegateServer
 import BlegateTestSupport
 import CompressNIO
 import Foundation
-import JSON
 import Logging
 import NIOCore
 import NIOHTTP1
@@ -96,7 +96,7 @@ struct ServerHarness: Sendable {
         var status: Int
         var body: String
         var headers: [(String, String)]
-        var json: JSONValue? { try? JSONValue.parse(body) }
+        var json: ContractValue? { try? ContractValue.parse(body) }
     }
 
     /// A gateway's request: the body gzip-compressed, a bearer token, the two headers.
@@ -199,10 +199,6 @@ enum Make {
     }
 }
 
-extension JSONValue {
-    var intValue: Int? { doubleValue.map { Int($0) } }
-    var arrayValue: [JSONValue]? {
-        if case let .array(a) = self { return a }
-        return nil
-    }
+extension ContractValue {
+    var intValue: Int? { number.map { Int($0) } }
 }

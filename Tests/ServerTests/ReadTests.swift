@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
+import BackendContract
 import BlegateServer
 import Foundation
-import JSON
 import Testing
 
 /// What staff and coaches read back: paged history and the CSV export.
@@ -19,14 +19,14 @@ struct ReadTests {
         var pages = 0
         repeat {
             let page = try await h.get("/api/v1/members/c-1/heart-rate?limit=10" + (cursor.map { "&cursor=\($0)" } ?? "")).json
-            seen += page?["heart_rate"]?.arrayValue?.compactMap { $0["hr"]?.intValue } ?? []
-            cursor = page?["next_cursor"]?.stringValue
+            seen += page?["heart_rate"]?.array?.compactMap { $0["hr"]?.intValue } ?? []
+            cursor = page?["next_cursor"]?.string
             pages += 1
         } while cursor != nil && pages < 10
         #expect(seen == Array(100..<125))
         #expect(pages == 3)
         let bounded = try await h.get("/api/v1/members/c-1/heart-rate?from=2026-11-25T10:05:00.000Z&to=2026-11-25T10:08:00.000Z").json
-        #expect(bounded?["heart_rate"]?.arrayValue?.compactMap { $0["hr"]?.intValue } == [105, 106, 107])
+        #expect(bounded?["heart_rate"]?.array?.compactMap { $0["hr"]?.intValue } == [105, 106, 107])
         #expect(try await h.get("/api/v1/members/c-1/heart-rate?cursor=garbage").status == 400)
         #expect(try await h.get("/api/v1/members/c-1/heart-rate?limit=0").status == 400)
 
@@ -39,13 +39,13 @@ struct ReadTests {
         pages = 0
         repeat {
             let page = try await h.get("/api/v1/members/c-1/workouts?limit=3" + (cursor.map { "&cursor=\($0)" } ?? "")).json
-            starts += page?["workouts"]?.arrayValue?.compactMap { $0["start_time"]?.stringValue } ?? []
-            cursor = page?["next_cursor"]?.stringValue
+            starts += page?["workouts"]?.array?.compactMap { $0["start_time"]?.string } ?? []
+            cursor = page?["next_cursor"]?.string
             pages += 1
         } while cursor != nil && pages < 10
         #expect(starts == (0..<7).reversed().map { "2026-11-1\($0)T07:00:00.000Z" })
         #expect(pages == 3)
-        #expect(try await h.get("/api/v1/members/nobody/workouts").json?["workouts"]?.arrayValue?.isEmpty == true)
+        #expect(try await h.get("/api/v1/members/nobody/workouts").json?["workouts"]?.array?.isEmpty == true)
     }
 
     @Test("the CSV export: a header, one row per merged workout, quoting and formula-safe class names")

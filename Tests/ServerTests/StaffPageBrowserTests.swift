@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
+import BackendContract
 import BlegateServer
 import BlegateTestSupport
 import Foundation
-import JSON
 import Testing
 
 /// The staff page as a person uses it, in headless Chromium (chromium-driver,
@@ -34,26 +34,26 @@ struct StaffPageBrowserTests {
 
         let run = await shell("/usr/bin/python3 '\(Self.script)' '\(h.baseURL)' '\(h.staffToken)' member-42 2>&1")
         let line = run.out.split(separator: "\n").last { $0.hasPrefix("{") }.map(String.init) ?? ""
-        let page = try #require(try? JSONValue.parse(line), "staff_browser.py: \(run.out)")
+        let page = try #require(try? ContractValue.parse(line), "staff_browser.py: \(run.out)")
 
-        #expect(page["wrong_token_message"]?.stringValue == "That staff token is not valid.")
-        let health = Dictionary(uniqueKeysWithValues: (page["gateways"]?.arrayValue ?? []).compactMap { g in
-            g["gateway"]?.stringValue.map { ($0, g["health"]?.stringValue ?? "") }
+        #expect(page["wrong_token_message"]?.string == "That staff token is not valid.")
+        let health = Dictionary(uniqueKeysWithValues: (page["gateways"]?.array ?? []).compactMap { g in
+            g["gateway"]?.string.map { ($0, g["health"]?.string ?? "") }
         })
         #expect(health == ["room-1": "online", "room-2": "never seen", "old-room": "revoked"])
-        let room1 = page["gateways"]?.arrayValue?.first { $0["gateway"]?.stringValue == "room-1" }
-        #expect(room1?["text"]?.stringValue?.contains("1.2.3") == true && room1?["text"]?.stringValue?.contains("17") == true)
-        let classes = page["classes"]?.arrayValue ?? []
-        #expect(classes.compactMap { $0["class"]?.stringValue } == ["HIIT <7am>"])   // escaped in HTML, shown as typed
-        #expect(classes.first?["text"]?.stringValue?.contains(" 2 ") == true)
-        #expect(Set((page["members"]?.arrayValue ?? []).compactMap { $0["member"]?.stringValue }) == ["c-1", "c-2"])
+        let room1 = page["gateways"]?.array?.first { $0["gateway"]?.string == "room-1" }
+        #expect(room1?["text"]?.string?.contains("1.2.3") == true && room1?["text"]?.string?.contains("17") == true)
+        let classes = page["classes"]?.array ?? []
+        #expect(classes.compactMap { $0["class"]?.string } == ["HIIT <7am>"])   // escaped in HTML, shown as typed
+        #expect(classes.first?["text"]?.string?.contains(" 2 ") == true)
+        #expect(Set((page["members"]?.array ?? []).compactMap { $0["member"]?.string }) == ["c-1", "c-2"])
 
         // The export link downloads the member's CSV with the page's cookie: a header and one workout.
-        #expect(page["csv"]?["status"]?.doubleValue == 200 && page["csv"]?["lines"]?.doubleValue == 2)
+        #expect(page["csv"]?["status"]?.number == 200 && page["csv"]?["lines"]?.number == 2)
         let noCookie = try await h.get("/staff/members/c-1/workouts.csv")
         #expect(noCookie.status == 401)
-        let code = try #require(page["new_code"]?.stringValue)
-        #expect(page["codes"]?.arrayValue?.contains { $0["code"]?.stringValue == code && $0["state"]?.stringValue == "open" } == true)
+        let code = try #require(page["new_code"]?.string)
+        #expect(page["codes"]?.array?.contains { $0["code"]?.string == code && $0["state"]?.string == "open" } == true)
         let paired = try await h.send("/api/v1/pair", "{\"code\":\"\(code)\",\"device\":{\"address\":\"A0:9E:1A:00:00:42\"}}", token: a)
         #expect(paired.body == #"{"client_id":"member-42"}"#)
         #expect(page["signed_out"] == .bool(true))

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: MIT
+import BackendContract
 import BlegateServer
 import BlegateTestSupport
 import DBus
 import Foundation
-import JSON
 import PostgresNIO
 import Simulator
 import Testing
@@ -180,11 +180,11 @@ struct TwoGatewaysEndToEndTests {
     /// merge rule gives.
     func checkWorkouts(_ database: DatabaseURL, _ a: GatewayRoom, _ b: GatewayRoom, members: [String: String]) async throws {
         let made = try await a.workouts() + b.workouts()
-        let classWorkouts = made.filter { $0["class_name"]?.stringValue == Self.className }
-        #expect(classWorkouts.count == 8, "one workout per strap per room (5 + 3): \(made.map { $0.serialized() })")
-        #expect(classWorkouts.allSatisfy { $0["delivery"]?.stringValue == "delivered" })
+        let classWorkouts = made.filter { $0["class_name"]?.string == Self.className }
+        #expect(classWorkouts.count == 8, "one workout per strap per room (5 + 3): \(made.map { $0.text })")
+        #expect(classWorkouts.allSatisfy { $0["delivery"]?.string == "delivered" })
         for w in classWorkouts {
-            #expect(w["client_id"]?.stringValue == members[w["device_id"]?.stringValue ?? ""], "\(w.serialized())")
+            #expect(w["client_id"]?.string == members[w["device_id"]?.string ?? ""], "\(w.text)")
         }
 
         let (sources, merged) = try await PostgresFixture.withClient(database) { c in
@@ -194,31 +194,31 @@ struct TwoGatewaysEndToEndTests {
                 """).decode((String, String, String?).self) {
                 sources[id] = (g, m)
             }
-            var merged: [(client: String, count: Int, body: JSONValue)] = []
+            var merged: [(client: String, count: Int, body: ContractValue)] = []
             for try await (client, n, body) in try await c.query("""
                 SELECT client_id, sources, body::text FROM merged_workouts WHERE class_name = \(Self.className)
                 """).decode((String, Int, String).self) {
-                merged.append((client, n, try JSONValue.parse(body)))
+                merged.append((client, n, try ContractValue.parse(body)))
             }
             return (sources, merged)
         }
         // Once each, under the room that made it, despite the SIGKILL.
-        #expect(Set(sources.keys) == Set(classWorkouts.compactMap { $0["id"]?.stringValue?.lowercased() }))
+        #expect(Set(sources.keys) == Set(classWorkouts.compactMap { $0["id"]?.string?.lowercased() }))
         for w in classWorkouts {
-            let id = w["id"]?.stringValue?.lowercased() ?? ""
-            #expect(sources[id]?.gateway == w["gateway_id"]?.stringValue, "\(id) stored under its room")
+            let id = w["id"]?.string?.lowercased() ?? ""
+            #expect(sources[id]?.gateway == w["gateway_id"]?.string, "\(id) stored under its room")
         }
 
         #expect(merged.map(\.client).sorted() == members.values.sorted(), "exactly one merged workout per member")
         for (member, count, body) in merged {
-            let own = classWorkouts.filter { $0["client_id"]?.stringValue == member }
-                .sorted { ($0["start_time"]?.stringValue ?? "", $0["id"]?.stringValue ?? "") < ($1["start_time"]?.stringValue ?? "", $1["id"]?.stringValue ?? "") }
+            let own = classWorkouts.filter { $0["client_id"]?.string == member }
+                .sorted { ($0["start_time"]?.string ?? "", $0["id"]?.string ?? "") < ($1["start_time"]?.string ?? "", $1["id"]?.string ?? "") }
             let shared = own.count == 2
             #expect(count == own.count && (shared || own.count == 1), "\(member): \(count) sources, \(own.count) made")
-            #expect(body["gateway_ids"]?.arrayValue?.compactMap(\.stringValue) == (shared ? ["room-a", "room-b"] : ["room-a"]), "\(member)")
-            #expect(Set(body["sources"]?.arrayValue?.compactMap { $0.stringValue?.lowercased() } ?? [])
-                    == Set(own.compactMap { $0["id"]?.stringValue?.lowercased() }), "\(member)")
-            #expect(own.allSatisfy { sources[$0["id"]?.stringValue?.lowercased() ?? ""]?.merged != nil }, "\(member): its sources point at the merged one")
+            #expect(body["gateway_ids"]?.array?.compactMap(\.string) == (shared ? ["room-a", "room-b"] : ["room-a"]), "\(member)")
+            #expect(Set(body["sources"]?.array?.compactMap { $0.string?.lowercased() } ?? [])
+                    == Set(own.compactMap { $0["id"]?.string?.lowercased() }), "\(member)")
+            #expect(own.allSatisfy { sources[$0["id"]?.string?.lowercased() ?? ""]?.merged != nil }, "\(member): its sources point at the merged one")
             try checkMergedFields(body, own, member: member)
         }
     }
@@ -226,10 +226,10 @@ struct TwoGatewaysEndToEndTests {
     /// The merge rule for one member: earliest start, latest end, highest max and lowest min;
     /// two rooms that heard the same class (overlapping by at least half) give the figures
     /// of the source with the larger duration × coverage, not their sum.
-    func checkMergedFields(_ m: JSONValue, _ own: [JSONValue], member: String) throws {
-        func number(_ w: JSONValue, _ key: String) -> Double { w[key]?.doubleValue ?? .nan }
-        func seconds(_ w: JSONValue, _ key: String) throws -> Double {
-            let text = try #require(w[key]?.stringValue)
+    func checkMergedFields(_ m: ContractValue, _ own: [ContractValue], member: String) throws {
+        func number(_ w: ContractValue, _ key: String) -> Double { w[key]?.number ?? .nan }
+        func seconds(_ w: ContractValue, _ key: String) throws -> Double {
+            let text = try #require(w[key]?.string)
             let fractional = ISO8601DateFormatter()
             fractional.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
             let date = try #require(fractional.date(from: text) ?? ISO8601DateFormatter().date(from: text), "\(key): \(text)")
@@ -244,22 +244,22 @@ struct TwoGatewaysEndToEndTests {
             let shorter = min(try seconds(first, "end_time") - seconds(first, "start_time"),
                               try seconds(second, "end_time") - seconds(second, "start_time"))
             try #require(overlap >= shorter / 2, "\(member): both rooms heard the same class (overlap \(overlap) s of \(shorter) s)")
-            let weight = { (w: JSONValue) in number(w, "duration_seconds") * number(w, "coverage") }
+            let weight = { (w: ContractValue) in number(w, "duration_seconds") * number(w, "coverage") }
             pick = weight(first) >= weight(second) ? first : second
         }
-        #expect(m["client_id"]?.stringValue == member && m["class_name"]?.stringValue == Self.className)
-        #expect(m["start_time"]?.stringValue == own.compactMap { $0["start_time"]?.stringValue }.min(), "\(member): earliest start")
-        #expect(m["end_time"]?.stringValue == own.compactMap { $0["end_time"]?.stringValue }.max(), "\(member): latest end")
+        #expect(m["client_id"]?.string == member && m["class_name"]?.string == Self.className)
+        #expect(m["start_time"]?.string == own.compactMap { $0["start_time"]?.string }.min(), "\(member): earliest start")
+        #expect(m["end_time"]?.string == own.compactMap { $0["end_time"]?.string }.max(), "\(member): latest end")
         #expect(number(m, "max_heart_rate") == own.map { number($0, "max_heart_rate") }.max(), "\(member): highest max")
         #expect(number(m, "min_heart_rate") == own.map { number($0, "min_heart_rate") }.min(), "\(member): lowest min")
         #expect(number(m, "duration_seconds") == number(pick, "duration_seconds"), "\(member): duration of the fuller source")
-        #expect(m["seconds_in_zone"]?.arrayValue?.map { $0.doubleValue ?? -1 } == pick["seconds_in_zone"]?.arrayValue?.map { $0.doubleValue ?? -1 },
+        #expect(m["seconds_in_zone"]?.array?.map { $0.number ?? -1 } == pick["seconds_in_zone"]?.array?.map { $0.number ?? -1 },
                 "\(member): zones of the fuller source")
         for key in ["avg_heart_rate", "effort_points", "trimp"] {
             #expect(abs(number(m, key) - number(pick, key)) <= 0.05 + 1e-9, "\(member): \(key) \(number(m, key)) vs \(number(pick, key))")
         }
         // No profile, no kcal: null in both.
-        let kcal = (m["calories_active"]?.doubleValue, pick["calories_active"]?.doubleValue)
+        let kcal = (m["calories_active"]?.number, pick["calories_active"]?.number)
         #expect(kcal.0 == nil && kcal.1 == nil || abs((kcal.0 ?? .nan) - (kcal.1 ?? .nan)) <= 0.05 + 1e-9, "\(member): kcal \(kcal)")
     }
 }

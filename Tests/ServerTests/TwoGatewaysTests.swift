@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
+import BackendContract
 import BlegateServer
 import Foundation
-import JSON
 import Testing
 
 /// One strap heard by two gateways, one member's class seen by both, and what the
@@ -30,11 +30,11 @@ struct TwoGatewaysTests {
         #expect(rb2.json?["inserted"]?.intValue == 0 && rb2.json?["duplicates"]?.intValue == 6)
 
         let hr = try await h.get("/api/v1/members/c-1/heart-rate?limit=1000")
-        let points = hr.json?["heart_rate"]?.arrayValue ?? []
-        let sharedSeconds = points.filter { $0["device_id"]?.stringValue == shared }.compactMap { $0["timestamp"]?.stringValue?.prefix(19) }
+        let points = hr.json?["heart_rate"]?.array ?? []
+        let sharedSeconds = points.filter { $0["device_id"]?.string == shared }.compactMap { $0["timestamp"]?.string?.prefix(19) }
         #expect(sharedSeconds.count == 8)                  // 7 seconds, second 4 twice from gw-a
         #expect(Set(sharedSeconds).count == 7)
-        #expect(points.filter { $0["gateway_id"]?.stringValue == "gw-b" }.count == 3)
+        #expect(points.filter { $0["gateway_id"]?.string == "gw-b" }.count == 3)
     }
 
     @Test("one member's class seen by two gateways is one workout: earliest start, latest end, highest max, the better source's sums; successive parts add up")
@@ -60,25 +60,25 @@ struct TwoGatewaysTests {
         let later = Make.workout(gateway: "gw-a", className: "Spin 6pm", start: "2026-11-25T18:00:00.000Z", end: "2026-11-25T18:40:00.000Z", duration: 2400)
         _ = try await h.send("/api/v1/workouts", Make.workouts(gateway: "gw-a", [later]), token: a)
 
-        let one = try await h.get("/api/v1/members/c-1/workouts").json?["workouts"]?.arrayValue ?? []
+        let one = try await h.get("/api/v1/members/c-1/workouts").json?["workouts"]?.array ?? []
         #expect(one.count == 2)
-        let hiit = try #require(one.first { $0["class_name"]?.stringValue == "HIIT 7am" })
-        #expect(hiit["start_time"]?.stringValue == "2026-11-25T07:00:00.000Z")
-        #expect(hiit["end_time"]?.stringValue == "2026-11-25T07:45:20.000Z")
+        let hiit = try #require(one.first { $0["class_name"]?.string == "HIIT 7am" })
+        #expect(hiit["start_time"]?.string == "2026-11-25T07:00:00.000Z")
+        #expect(hiit["end_time"]?.string == "2026-11-25T07:45:20.000Z")
         #expect(hiit["max_heart_rate"]?.intValue == 179)
         #expect(hiit["min_heart_rate"]?.intValue == 92)
-        #expect(hiit["calories_active"]?.doubleValue == 400)   // gw-a covered more: its sums, not the total
+        #expect(hiit["calories_active"]?.number == 400)   // gw-a covered more: its sums, not the total
         #expect(hiit["duration_seconds"]?.intValue == 2700)
-        #expect(hiit["gateway_ids"]?.arrayValue?.compactMap(\.stringValue) == ["gw-a", "gw-b"])
-        #expect(hiit["sources"]?.arrayValue?.count == 2)
+        #expect(hiit["gateway_ids"]?.array?.compactMap(\.string) == ["gw-a", "gw-b"])
+        #expect(hiit["sources"]?.array?.count == 2)
 
-        let two = try #require(try await h.get("/api/v1/members/c-2/workouts").json?["workouts"]?.arrayValue?.first)
+        let two = try #require(try await h.get("/api/v1/members/c-2/workouts").json?["workouts"]?.array?.first)
         #expect(two["duration_seconds"]?.intValue == 2580)
-        #expect(two["calories_active"]?.doubleValue == 350)
-        #expect(two["effort_points"]?.doubleValue == 37)
+        #expect(two["calories_active"]?.number == 350)
+        #expect(two["effort_points"]?.number == 37)
         let weighted = (130.0 * 1200 + 150 * 1380) / 2580
-        #expect(abs((two["avg_heart_rate"]?.doubleValue ?? 0) - weighted) < 0.06)
-        let zones = two["seconds_in_zone"]?.arrayValue?.compactMap(\.intValue) ?? []
+        #expect(abs((two["avg_heart_rate"]?.number ?? 0) - weighted) < 0.06)
+        let zones = two["seconds_in_zone"]?.array?.compactMap(\.intValue) ?? []
         #expect(zones.reduce(0, +) == 2580)
         #expect(try await h.store.counts()["workouts"] == 5)
         #expect(try await h.store.counts()["merged_workouts"] == 3)
@@ -95,7 +95,7 @@ struct TwoGatewaysTests {
         func pair(_ member: String, through token: String, at time: String) async throws {
             let code = try await h.store.createPairingCode(clientID: member, validSeconds: 3600).code
             let answer = try await h.send("/api/v1/pair", "{\"code\":\"\(code)\",\"device\":{\"address\":\"\(strap)\"}}", token: token)
-            #expect(answer.status == 200 && answer.json?["client_id"]?.stringValue == member)
+            #expect(answer.status == 200 && answer.json?["client_id"]?.string == member)
             try await PostgresFixture.withClient(h.database) { c in
                 _ = try await c.query("UPDATE pairing_codes SET used_at = \(time)::timestamptz WHERE code = \(code)")
             }
@@ -114,11 +114,11 @@ struct TwoGatewaysTests {
         let rb = try await h.send("/api/v1/metrics", Make.metrics(gateway: "gw-b", fromB + [early, unpaired, named]), token: b)
         #expect(rb.json?["inserted"]?.intValue == 7 && rb.json?["duplicates"]?.intValue == 2, "\(rb.body)")
 
-        let history = try await h.get("/api/v1/members/m-1/heart-rate?limit=1000").json?["heart_rate"]?.arrayValue ?? []
-        let seconds = history.compactMap { $0["timestamp"]?.stringValue.map { String($0.prefix(19)) } }
+        let history = try await h.get("/api/v1/members/m-1/heart-rate?limit=1000").json?["heart_rate"]?.array ?? []
+        let seconds = history.compactMap { $0["timestamp"]?.string.map { String($0.prefix(19)) } }
         #expect(seconds == (0..<9).map { "2026-11-25T07:30:0\($0)" }, "every second once, room B's included: \(seconds)")
-        #expect(history.map { $0["gateway_id"]?.stringValue ?? "" } == Array(repeating: "gw-a", count: 5) + Array(repeating: "gw-b", count: 4))
-        #expect(try await h.get("/api/v1/members/c-x/heart-rate").json?["heart_rate"]?.arrayValue?.count == 1)
+        #expect(history.map { $0["gateway_id"]?.string ?? "" } == Array(repeating: "gw-a", count: 5) + Array(repeating: "gw-b", count: 4))
+        #expect(try await h.get("/api/v1/members/c-x/heart-rate").json?["heart_rate"]?.array?.count == 1)
         let unattributed = try await PostgresFixture.withClient(h.database) { c in
             var devices: [String] = []
             for try await d in try await c.query("SELECT device_id FROM records WHERE client_id IS NULL ORDER BY ts").decode(String.self) {
@@ -147,16 +147,16 @@ struct TwoGatewaysTests {
         let put = try await h.send("/api/v1/workouts", Make.workouts(gateway: "gw-b", [corrected]), token: b, method: .PUT)
         #expect(put.json?["duplicates"]?.intValue == 1)
 
-        let workouts = try await h.get("/api/v1/members/m-1/workouts").json?["workouts"]?.arrayValue ?? []
-        #expect(workouts.count == 2, "\(workouts.map { $0.serialized() })")
-        let hiit = try #require(workouts.first { $0["class_name"]?.stringValue == "HIIT 8am" })
-        #expect(hiit["client_id"]?.stringValue == "m-1")
-        #expect(hiit["gateway_ids"]?.arrayValue?.compactMap(\.stringValue) == ["gw-a", "gw-b"])
-        #expect(hiit["end_time"]?.stringValue == "2026-11-25T08:46:10.000Z" && hiit["max_heart_rate"]?.intValue == 183)
+        let workouts = try await h.get("/api/v1/members/m-1/workouts").json?["workouts"]?.array ?? []
+        #expect(workouts.count == 2, "\(workouts.map { $0.text })")
+        let hiit = try #require(workouts.first { $0["class_name"]?.string == "HIIT 8am" })
+        #expect(hiit["client_id"]?.string == "m-1")
+        #expect(hiit["gateway_ids"]?.array?.compactMap(\.string) == ["gw-a", "gw-b"])
+        #expect(hiit["end_time"]?.string == "2026-11-25T08:46:10.000Z" && hiit["max_heart_rate"]?.intValue == 183)
         let open = try #require(workouts.first { $0["class_name"] == .null })
-        #expect(open["gateway_ids"]?.arrayValue?.compactMap(\.stringValue) == ["gw-a", "gw-b"])
-        #expect(open["start_time"]?.stringValue == "2026-11-25T09:00:00.000Z" && open["end_time"]?.stringValue == "2026-11-25T09:40:00.000Z")
-        #expect(open["duration_seconds"]?.intValue == 2520 && open["calories_active"]?.doubleValue == 320, "successive parts add up")
+        #expect(open["gateway_ids"]?.array?.compactMap(\.string) == ["gw-a", "gw-b"])
+        #expect(open["start_time"]?.string == "2026-11-25T09:00:00.000Z" && open["end_time"]?.string == "2026-11-25T09:40:00.000Z")
+        #expect(open["duration_seconds"]?.intValue == 2520 && open["calories_active"]?.number == 320, "successive parts add up")
 
         // At noon the strap is paired to m-2 through room B: from then on it is m-2's, before
         // then still m-1's, whichever room sends.
@@ -168,13 +168,13 @@ struct TwoGatewaysTests {
         let noon = Make.workout(client: nil, gateway: "gw-a", className: nil, start: "2026-11-25T12:10:00.000Z",
                                 end: "2026-11-25T12:40:00.000Z", duration: 1800, device: strap)
         _ = try await h.send("/api/v1/workouts", Make.workouts(gateway: "gw-a", [noon]), token: a)
-        let m2 = try await h.get("/api/v1/members/m-2/heart-rate").json?["heart_rate"]?.arrayValue ?? []
-        #expect(m2.compactMap { $0["timestamp"]?.stringValue } == ["2026-11-25T12:30:00.000Z"])
-        let m1 = try await h.get("/api/v1/members/m-1/heart-rate?limit=1000").json?["heart_rate"]?.arrayValue ?? []
-        #expect(m1.last?["timestamp"]?.stringValue == "2026-11-25T11:00:00.000Z" && m1.count == 10)
-        let m2Workouts = try await h.get("/api/v1/members/m-2/workouts").json?["workouts"]?.arrayValue ?? []
-        #expect(m2Workouts.compactMap { $0["start_time"]?.stringValue } == ["2026-11-25T12:10:00.000Z"])
-        #expect(try await h.get("/api/v1/members/m-1/workouts").json?["workouts"]?.arrayValue?.count == 2)
+        let m2 = try await h.get("/api/v1/members/m-2/heart-rate").json?["heart_rate"]?.array ?? []
+        #expect(m2.compactMap { $0["timestamp"]?.string } == ["2026-11-25T12:30:00.000Z"])
+        let m1 = try await h.get("/api/v1/members/m-1/heart-rate?limit=1000").json?["heart_rate"]?.array ?? []
+        #expect(m1.last?["timestamp"]?.string == "2026-11-25T11:00:00.000Z" && m1.count == 10)
+        let m2Workouts = try await h.get("/api/v1/members/m-2/workouts").json?["workouts"]?.array ?? []
+        #expect(m2Workouts.compactMap { $0["start_time"]?.string } == ["2026-11-25T12:10:00.000Z"])
+        #expect(try await h.get("/api/v1/members/m-1/workouts").json?["workouts"]?.array?.count == 2)
     }
 
     @Test("GET /api/v1/gateways: each gateway's last contact, outbox depth and version from the request headers")
@@ -189,12 +189,12 @@ struct TwoGatewaysTests {
         _ = try await h.send("/api/v1/metrics", Make.metrics(gateway: "gw-a", []), token: a)
         let answer = try await h.get("/api/v1/gateways")
         #expect(answer.status == 200)
-        let gateways = answer.json?["gateways"]?.arrayValue ?? []
-        #expect(gateways.compactMap { $0["id"]?.stringValue } == ["gw-a", "gw-b", "gw-silent"])
-        #expect(gateways[0]["outbox_depth"]?.intValue == 1234 && gateways[0]["version"]?.stringValue == "1.4.0")
+        let gateways = answer.json?["gateways"]?.array ?? []
+        #expect(gateways.compactMap { $0["id"]?.string } == ["gw-a", "gw-b", "gw-silent"])
+        #expect(gateways[0]["outbox_depth"]?.intValue == 1234 && gateways[0]["version"]?.string == "1.4.0")
         #expect(gateways[0]["requests"]?.intValue == 2)
-        #expect(gateways[1]["outbox_depth"]?.intValue == 0 && gateways[1]["version"]?.stringValue == "1.5.0-rc1")
-        #expect(gateways[0]["last_contact"]?.stringValue?.hasSuffix("Z") == true)
+        #expect(gateways[1]["outbox_depth"]?.intValue == 0 && gateways[1]["version"]?.string == "1.5.0-rc1")
+        #expect(gateways[0]["last_contact"]?.string?.hasSuffix("Z") == true)
         #expect(gateways[2]["last_contact"] == .null && gateways[2]["requests"]?.intValue == 0)
     }
 }
