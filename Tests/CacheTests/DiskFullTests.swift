@@ -107,12 +107,19 @@ struct DiskFullTests {
         #expect(Set(resumed.map(\.id)).isDisjoint(with: batch.map(\.id)))
         #expect(cache.unrecordedDeliveries == 0)
         let after = try await cache.stats()
-        #expect(after.total == appended - 4000 - dropped, "appended \(appended), pruned 4000, dropped \(dropped): \(after.total) kept")
-        #expect(after.delivered == 100)
-        // The records pending before the disk filled are all still there.
-        let kept = try await cache.storedRecords(after: 0, limit: 100_000)
-        #expect(Set(stillPending).isSubset(of: Set(kept.map(\.sequence))))
-        #expect(kept.map(\.sequence) == kept.map(\.sequence).sorted())
+        // The 100 delivered on the full disk may themselves be pruned for space if the disk
+        // was still full once their delivery was written (on a busy machine it can be).
+        let pruned = cache.writeHealth.prunedForSpace
+        #expect(pruned >= 4000 && pruned <= 4100, "\(cache.writeHealth)")
+        #expect(after.total == appended - pruned - dropped, "appended \(appended), pruned \(pruned), dropped \(dropped): \(after.total) kept")
+        #expect(after.delivered == 100 - (pruned - 4000))
+        // The records pending before the disk filled and not delivered since are all there.
+        let kept = Set(try await cache.storedRecords(after: 0, limit: 100_000).map(\.sequence))
+        let deliveredOnFullDisk = Set(batch.map(\.sequence))
+        let missing = Set(stillPending).subtracting(deliveredOnFullDisk).subtracting(kept)
+        #expect(missing.isEmpty, "pending records lost: \(missing.sorted().prefix(20))")
+        let keptInOrder = try await cache.storedRecords(after: 0, limit: 100_000).map(\.sequence)
+        #expect(keptInOrder == keptInOrder.sorted())
         let check = try await cache.database.read { try String.fetchOne($0, sql: "PRAGMA integrity_check") }
         #expect(check == "ok")
         try await cache.close()
