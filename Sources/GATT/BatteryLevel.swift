@@ -1,5 +1,4 @@
 // SPDX-License-Identifier: MIT
-import JSON
 
 /// Battery Level 0x2A19: percent 0…100; 101…255 are RFU and rejected (a "150 %"
 /// battery would be reported to the consumer as a fraction above 1).
@@ -27,13 +26,12 @@ public struct BatteryLevel: Sendable, Equatable {
     public var fraction: Double { Double(percent) / 100 }
 }
 
-extension BatteryLevel: JSONRepresentable {
-    public var json: JSONValue {
-        var o = JSONObjectBuilder()
-        o.add("battery_pct", .int(Int(percent)))
-        o.add("meta_battery", .string(formatFixed(fraction, decimals: 2)))
-        if ignoredTrailingBytes > 0 { o.add("warnings", .array([.string("\(ignoredTrailingBytes) trailing byte(s) ignored")])) }
-        return o.object
+extension BatteryLevel: Encodable {
+    public func encode(to encoder: any Encoder) throws {
+        var o = FieldWriter(encoder)
+        try o.add("battery_pct", Int(percent))
+        try o.add("meta_battery", formatFixed(fraction, decimals: 2))
+        try o.addTrailingBytesWarning(ignoredTrailingBytes)
     }
 }
 

@@ -1,5 +1,4 @@
 // SPDX-License-Identifier: MIT
-import JSON
 
 /// Body Composition Measurement 0x2A9C.
 ///
@@ -63,30 +62,29 @@ public struct BodyCompositionMeasurement: Sendable, Equatable {
     }
 }
 
-extension BodyCompositionMeasurement: JSONRepresentable {
-    public var json: JSONValue {
-        var o = JSONObjectBuilder()
-        o.add("flags", .int(Int(flags)))
-        o.add("units", .string(isImperial ? "imperial" : "si"))
-        if isMeasurementUnsuccessful { o.add("measurement_unsuccessful", .bool(true)) }
-        o.add("body_fat_pct", bodyFatPercent)
-        if let timestamp { o.add("timestamp", timestamp.json) }
-        o.add("user_id", userID.map(Int.init))
-        o.add("basal_metabolism_kj", basalMetabolismKJ.map(Int.init))
-        o.add("muscle_pct", musclePercent)
-        o.add("muscle_mass_kg", muscleMassKilograms)
-        o.add("fat_free_mass_kg", fatFreeMassKilograms)
-        o.add("soft_lean_mass_kg", softLeanMassKilograms)
-        o.add("body_water_mass_kg", bodyWaterMassKilograms)
-        o.add("impedance_ohm", impedanceOhms)
-        o.add("weight_kg", weightKilograms)
-        if isImperial { o.add("weight_lb", weightRaw.map(BodyUnits.pounds)) }
-        o.add("height_m", heightMeters)
-        o.add("height_cm", heightCentimeters)
-        if isImperial { o.add("height_in", heightRaw.map(BodyUnits.inches)) }
-        if isMultiplePacket { o.add("multiple_packet", .bool(true)) }
-        o.add("rfu_flag_bits", rfuFlagBits != 0 ? Int(rfuFlagBits) : nil)
-        o.add("ignored_trailing_bytes", ignoredTrailingBytes > 0 ? ignoredTrailingBytes : nil)
-        return o.object
+extension BodyCompositionMeasurement: Encodable {
+    public func encode(to encoder: any Encoder) throws {
+        var o = FieldWriter(encoder)
+        try o.add("flags", Int(flags))
+        try o.add("units", isImperial ? "imperial" : "si")
+        if isMeasurementUnsuccessful { try o.add("measurement_unsuccessful", true) }
+        try o.add("body_fat_pct", bodyFatPercent)
+        try o.add("timestamp", timestamp)
+        try o.add("user_id", userID.map(Int.init))
+        try o.add("basal_metabolism_kj", basalMetabolismKJ.map(Int.init))
+        try o.add("muscle_pct", musclePercent)
+        try o.add("muscle_mass_kg", muscleMassKilograms)
+        try o.add("fat_free_mass_kg", fatFreeMassKilograms)
+        try o.add("soft_lean_mass_kg", softLeanMassKilograms)
+        try o.add("body_water_mass_kg", bodyWaterMassKilograms)
+        try o.add("impedance_ohm", impedanceOhms)
+        try o.add("weight_kg", weightKilograms)
+        if isImperial { try o.add("weight_lb", weightRaw.map(BodyUnits.pounds)) }
+        try o.add("height_m", heightMeters)
+        try o.add("height_cm", heightCentimeters)
+        if isImperial { try o.add("height_in", heightRaw.map(BodyUnits.inches)) }
+        if isMultiplePacket { try o.add("multiple_packet", true) }
+        try o.add("rfu_flag_bits", rfuFlagBits != 0 ? Int(rfuFlagBits) : nil)
+        try o.add("ignored_trailing_bytes", ignoredTrailingBytes > 0 ? ignoredTrailingBytes : nil)
     }
 }

@@ -1,5 +1,4 @@
 // SPDX-License-Identifier: MIT
-import JSON
 
 /// Body Sensor Location 0x2A38. Static per connection: read once after connecting.
 /// It tells ECG-derived R-R (chest) from optical pulse intervals (wrist, finger, ear).
@@ -50,13 +49,12 @@ public struct BodySensorLocation: Sendable, Equatable {
     public var isOptical: Bool { (2...5).contains(rawValue) }
 }
 
-extension BodySensorLocation: JSONRepresentable {
-    public var json: JSONValue {
-        var o = JSONObjectBuilder()
-        o.add("body_sensor_location", .int(Int(rawValue)))
-        o.add("name", .string(displayName))
-        o.add("label", .string(label))
-        if ignoredTrailingBytes > 0 { o.add("warnings", .array([.string("\(ignoredTrailingBytes) trailing byte(s) ignored")])) }
-        return o.object
+extension BodySensorLocation: Encodable {
+    public func encode(to encoder: any Encoder) throws {
+        var o = FieldWriter(encoder)
+        try o.add("body_sensor_location", Int(rawValue))
+        try o.add("name", displayName)
+        try o.add("label", label)
+        try o.addTrailingBytesWarning(ignoredTrailingBytes)
     }
 }

@@ -1,5 +1,4 @@
 // SPDX-License-Identifier: MIT
-import JSON
 
 /// CSC Measurement 0x2A5B. It carries counters, not rates: speed and cadence come from
 /// two consecutive packets through `RevolutionRateTracker`.
@@ -30,16 +29,15 @@ public struct CSCMeasurement: Sendable, Equatable {
     }
 }
 
-extension CSCMeasurement: JSONRepresentable {
-    public var json: JSONValue {
-        var o = JSONObjectBuilder()
-        o.add("flags", .int(Int(flags)))
-        o.add("cumulative_wheel_revs", cumulativeWheelRevolutions.map(Int.init))
-        o.add("last_wheel_event_time_1_1024s", lastWheelEventTime.map(Int.init))
-        o.add("cumulative_crank_revs", cumulativeCrankRevolutions.map(Int.init))
-        o.add("last_crank_event_time_1_1024s", lastCrankEventTime.map(Int.init))
-        o.add("rfu_flag_bits", rfuFlagBits != 0 ? Int(rfuFlagBits) : nil)
-        o.add("ignored_trailing_bytes", ignoredTrailingBytes > 0 ? ignoredTrailingBytes : nil)
-        return o.object
+extension CSCMeasurement: Encodable {
+    public func encode(to encoder: any Encoder) throws {
+        var o = FieldWriter(encoder)
+        try o.add("flags", Int(flags))
+        try o.add("cumulative_wheel_revs", cumulativeWheelRevolutions.map(Int.init))
+        try o.add("last_wheel_event_time_1_1024s", lastWheelEventTime.map(Int.init))
+        try o.add("cumulative_crank_revs", cumulativeCrankRevolutions.map(Int.init))
+        try o.add("last_crank_event_time_1_1024s", lastCrankEventTime.map(Int.init))
+        try o.add("rfu_flag_bits", rfuFlagBits != 0 ? Int(rfuFlagBits) : nil)
+        try o.add("ignored_trailing_bytes", ignoredTrailingBytes > 0 ? ignoredTrailingBytes : nil)
     }
 }

@@ -1,5 +1,4 @@
 // SPDX-License-Identifier: MIT
-import JSON
 
 /// Cycling Power Measurement 0x2A63. Flags are uint16; Instantaneous Power is
 /// mandatory and signed (coasting meters report small negative values).
@@ -70,33 +69,32 @@ public struct CyclingPowerMeasurement: Sendable, Equatable {
     }
 }
 
-extension CyclingPowerMeasurement: JSONRepresentable {
-    public var json: JSONValue {
-        var o = JSONObjectBuilder()
-        o.add("flags", .int(Int(flags)))
-        o.add("instantaneous_power_w", .int(Int(instantaneousPowerWatts)))
-        o.add("pedal_power_balance_pct", pedalPowerBalancePercent)
+extension CyclingPowerMeasurement: Encodable {
+    public func encode(to encoder: any Encoder) throws {
+        var o = FieldWriter(encoder)
+        try o.add("flags", Int(flags))
+        try o.add("instantaneous_power_w", Int(instantaneousPowerWatts))
+        try o.add("pedal_power_balance_pct", pedalPowerBalancePercent)
         if pedalPowerBalanceRaw != nil {
-            o.add("pedal_balance_reference", .string(pedalBalanceReferenceIsLeft ? "left" : "unknown"))
+            try o.add("pedal_balance_reference", pedalBalanceReferenceIsLeft ? "left" : "unknown")
         }
-        o.add("accumulated_torque_nm", accumulatedTorqueNewtonMeters)
-        if accumulatedTorqueRaw != nil { o.add("torque_source", .string(torqueSourceIsCrank ? "crank" : "wheel")) }
-        o.add("cumulative_wheel_revs", cumulativeWheelRevolutions.map(Int.init))
-        o.add("last_wheel_event_time_1_2048s", lastWheelEventTime.map(Int.init))
-        o.add("cumulative_crank_revs", cumulativeCrankRevolutions.map(Int.init))
-        o.add("last_crank_event_time_1_1024s", lastCrankEventTime.map(Int.init))
-        o.add("maximum_force_n", maximumForceNewtons.map(Int.init))
-        o.add("minimum_force_n", minimumForceNewtons.map(Int.init))
-        o.add("maximum_torque_nm", maximumTorqueRaw.map { Double($0) / 32 })
-        o.add("minimum_torque_nm", minimumTorqueRaw.map { Double($0) / 32 })
-        o.add("maximum_angle_deg", maximumAngleDegrees.map(Int.init))
-        o.add("minimum_angle_deg", minimumAngleDegrees.map(Int.init))
-        o.add("top_dead_spot_angle_deg", topDeadSpotAngleDegrees.map(Int.init))
-        o.add("bottom_dead_spot_angle_deg", bottomDeadSpotAngleDegrees.map(Int.init))
-        o.add("accumulated_energy_kj", accumulatedEnergyKJ.map(Int.init))
-        o.add("offset_compensation_indicator", offsetCompensationIndicator ? true : nil)
-        o.add("rfu_flag_bits", rfuFlagBits != 0 ? Int(rfuFlagBits) : nil)
-        o.add("ignored_trailing_bytes", ignoredTrailingBytes > 0 ? ignoredTrailingBytes : nil)
-        return o.object
+        try o.add("accumulated_torque_nm", accumulatedTorqueNewtonMeters)
+        if accumulatedTorqueRaw != nil { try o.add("torque_source", torqueSourceIsCrank ? "crank" : "wheel") }
+        try o.add("cumulative_wheel_revs", cumulativeWheelRevolutions.map(Int.init))
+        try o.add("last_wheel_event_time_1_2048s", lastWheelEventTime.map(Int.init))
+        try o.add("cumulative_crank_revs", cumulativeCrankRevolutions.map(Int.init))
+        try o.add("last_crank_event_time_1_1024s", lastCrankEventTime.map(Int.init))
+        try o.add("maximum_force_n", maximumForceNewtons.map(Int.init))
+        try o.add("minimum_force_n", minimumForceNewtons.map(Int.init))
+        try o.add("maximum_torque_nm", maximumTorqueRaw.map { Double($0) / 32 })
+        try o.add("minimum_torque_nm", minimumTorqueRaw.map { Double($0) / 32 })
+        try o.add("maximum_angle_deg", maximumAngleDegrees.map(Int.init))
+        try o.add("minimum_angle_deg", minimumAngleDegrees.map(Int.init))
+        try o.add("top_dead_spot_angle_deg", topDeadSpotAngleDegrees.map(Int.init))
+        try o.add("bottom_dead_spot_angle_deg", bottomDeadSpotAngleDegrees.map(Int.init))
+        try o.add("accumulated_energy_kj", accumulatedEnergyKJ.map(Int.init))
+        try o.add("offset_compensation_indicator", offsetCompensationIndicator ? true : nil)
+        try o.add("rfu_flag_bits", rfuFlagBits != 0 ? Int(rfuFlagBits) : nil)
+        try o.add("ignored_trailing_bytes", ignoredTrailingBytes > 0 ? ignoredTrailingBytes : nil)
     }
 }

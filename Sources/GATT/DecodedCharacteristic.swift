@@ -1,5 +1,4 @@
 // SPDX-License-Identifier: MIT
-import JSON
 
 /// The result of decoding any supported characteristic.
 public enum DecodedCharacteristic: Sendable, Equatable {
@@ -16,7 +15,7 @@ public enum DecodedCharacteristic: Sendable, Equatable {
     case weightMeasurement(WeightMeasurement)
     case bodyCompositionMeasurement(BodyCompositionMeasurement)
 
-    public var payload: any JSONRepresentable & Sendable {
+    public var payload: any Encodable & Sendable {
         switch self {
         case let .heartRateMeasurement(v): v
         case let .bodySensorLocation(v): v
@@ -34,6 +33,8 @@ public enum DecodedCharacteristic: Sendable, Equatable {
     }
 }
 
-extension DecodedCharacteristic: JSONRepresentable {
-    public var json: JSONValue { payload.json }
+/// The decoded fields under their snake_case names, absent ones left out (`blegate
+/// decode` prints them with `JSONEncoder`).
+extension DecodedCharacteristic: Encodable {
+    public func encode(to encoder: any Encoder) throws { try payload.encode(to: encoder) }
 }

@@ -1,5 +1,4 @@
 // SPDX-License-Identifier: MIT
-import JSON
 import PrintableText
 
 /// One Device Information string (0x2A29, 0x2A24–0x2A28).
@@ -70,12 +69,11 @@ public struct DeviceInformationString: Sendable, Equatable {
     }
 }
 
-extension DeviceInformationString: JSONRepresentable {
-    public var json: JSONValue {
-        var o = JSONObjectBuilder()
-        o.add(metaKey, .string(value))
-        if decodedAsLatin1 { o.add("decoded_as", .string("latin1")) }
-        if let rawHex { o.add("raw_hex", .string(rawHex)) }
-        return o.object
+extension DeviceInformationString: Encodable {
+    public func encode(to encoder: any Encoder) throws {
+        var o = FieldWriter(encoder)
+        try o.add(metaKey, value)
+        if decodedAsLatin1 { try o.add("decoded_as", "latin1") }
+        if let rawHex { try o.add("raw_hex", rawHex) }
     }
 }

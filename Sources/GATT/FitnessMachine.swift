@@ -1,5 +1,4 @@
 // SPDX-License-Identifier: MIT
-import JSON
 
 /// One decoded FTMS value.
 public struct FTMSValue: Sendable, Equatable {
@@ -108,24 +107,23 @@ public struct FitnessMachineData: Sendable, Equatable {
     }
 }
 
-extension FitnessMachineData: JSONRepresentable {
-    public var json: JSONValue {
-        var o = JSONObjectBuilder()
-        o.add("machine_type", .string(machine.rawValue))
-        o.add("layout", .string(layout.rawValue))
-        if layoutAmbiguous { o.add("layout_ambiguous", .bool(true)) }
-        o.add("flags", .int(Int(flags)))
-        o.add("more_data", .bool(moreData))
+extension FitnessMachineData: Encodable {
+    public func encode(to encoder: any Encoder) throws {
+        var o = FieldWriter(encoder)
+        try o.add("machine_type", machine.rawValue)
+        try o.add("layout", layout.rawValue)
+        if layoutAmbiguous { try o.add("layout_ambiguous", true) }
+        try o.add("flags", Int(flags))
+        try o.add("more_data", moreData)
         for v in values {
             var key = v.field.rawValue
             if machine == .treadmill, v.field == .instantaneousPace || v.field == .averagePace {
                 key += "_" + paceUnit
             }
-            o.add(key, .double(v.value))
+            try o.add(key, v.value)
         }
-        for field in notAvailable { o.add(field.rawValue, .null) }
-        if let backward = movementBackward { o.add("movement_direction", .string(backward ? "backward" : "forward")) }
-        o.add("rfu_flag_bits", rfuFlagBits != 0 ? Int(rfuFlagBits) : nil)
-        return o.object
+        for field in notAvailable { try o.addNull(field.rawValue) }
+        if let backward = movementBackward { try o.add("movement_direction", backward ? "backward" : "forward") }
+        try o.add("rfu_flag_bits", rfuFlagBits != 0 ? Int(rfuFlagBits) : nil)
     }
 }

@@ -1,5 +1,4 @@
 // SPDX-License-Identifier: MIT
-import JSON
 
 /// Sensor Contact Status, flags bits 1–2 of 0x2A37.
 public enum SensorContact: UInt8, Sendable, Equatable {
@@ -122,20 +121,19 @@ public struct HeartRateMeasurement: Sendable, Equatable {
     }
 }
 
-extension HeartRateMeasurement: JSONRepresentable {
-    public var json: JSONValue {
-        var o = JSONObjectBuilder()
-        o.add("flags", .int(Int(flags)))
-        o.add("hr_format", .string(isUInt16Format ? "uint16" : "uint8"))
-        o.add("sensor_contact", .string(sensorContact.label))
-        o.add("hr_bpm", .int(Int(heartRate)))
-        o.add("energy_expended_kj", energyExpendedKJ.map(Int.init))
+extension HeartRateMeasurement: Encodable {
+    public func encode(to encoder: any Encoder) throws {
+        var o = FieldWriter(encoder)
+        try o.add("flags", Int(flags))
+        try o.add("hr_format", isUInt16Format ? "uint16" : "uint8")
+        try o.add("sensor_contact", sensorContact.label)
+        try o.add("hr_bpm", Int(heartRate))
+        try o.add("energy_expended_kj", energyExpendedKJ.map(Int.init))
         if rrFlag {
-            o.add("rr_raw_1_1024s", .array(rrIntervalTicks.map { .int(Int($0)) }))
-            o.add("rr_ms", .array(rrIntervalsMilliseconds.map { .double($0) }))
+            try o.add("rr_raw_1_1024s", rrIntervalTicks.map(Int.init))
+            try o.add("rr_ms", rrIntervalsMilliseconds)
         }
         let w = warnings
-        if !w.isEmpty { o.add("warnings", .array(w.map { .string($0) })) }
-        return o.object
+        if !w.isEmpty { try o.add("warnings", w) }
     }
 }

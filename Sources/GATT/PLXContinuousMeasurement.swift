@@ -1,5 +1,4 @@
 // SPDX-License-Identifier: MIT
-import JSON
 
 /// A pulse-oximeter SpO2 / pulse-rate pair (SFLOAT each).
 public struct SpO2PR: Sendable, Equatable {
@@ -42,22 +41,21 @@ public struct PLXContinuousMeasurement: Sendable, Equatable {
     }
 }
 
-extension PLXContinuousMeasurement: JSONRepresentable {
-    public var json: JSONValue {
-        var o = JSONObjectBuilder()
-        o.add("flags", .int(Int(flags)))
-        o.add("spo2_pct", normal.spo2)
-        o.add("pulse_rate_bpm", normal.pulseRate)
-        o.add("spo2_fast_pct", fast?.spo2)
-        o.add("pulse_rate_fast_bpm", fast?.pulseRate)
-        o.add("spo2_slow_pct", slow?.spo2)
-        o.add("pulse_rate_slow_bpm", slow?.pulseRate)
-        o.add("measurement_status", measurementStatus.map(Int.init))
-        o.add("device_and_sensor_status", deviceAndSensorStatus.map(Int.init))
-        o.add("pulse_amplitude_index_pct", pulseAmplitudeIndex)
-        if isStatusUnusable { o.add("status_unusable", .bool(true)) }
-        o.add("rfu_flag_bits", rfuFlagBits != 0 ? Int(rfuFlagBits) : nil)
-        o.add("ignored_trailing_bytes", ignoredTrailingBytes > 0 ? ignoredTrailingBytes : nil)
-        return o.object
+extension PLXContinuousMeasurement: Encodable {
+    public func encode(to encoder: any Encoder) throws {
+        var o = FieldWriter(encoder)
+        try o.add("flags", Int(flags))
+        try o.add("spo2_pct", normal.spo2)
+        try o.add("pulse_rate_bpm", normal.pulseRate)
+        try o.add("spo2_fast_pct", fast?.spo2)
+        try o.add("pulse_rate_fast_bpm", fast?.pulseRate)
+        try o.add("spo2_slow_pct", slow?.spo2)
+        try o.add("pulse_rate_slow_bpm", slow?.pulseRate)
+        try o.add("measurement_status", measurementStatus.map(Int.init))
+        try o.add("device_and_sensor_status", deviceAndSensorStatus.map(Int.init))
+        try o.add("pulse_amplitude_index_pct", pulseAmplitudeIndex)
+        if isStatusUnusable { try o.add("status_unusable", true) }
+        try o.add("rfu_flag_bits", rfuFlagBits != 0 ? Int(rfuFlagBits) : nil)
+        try o.add("ignored_trailing_bytes", ignoredTrailingBytes > 0 ? ignoredTrailingBytes : nil)
     }
 }

@@ -1,5 +1,4 @@
 // SPDX-License-Identifier: MIT
-import JSON
 
 /// RSC Measurement 0x2A53 (foot pods, running sensors).
 public struct RSCMeasurement: Sendable, Equatable {
@@ -32,17 +31,16 @@ public struct RSCMeasurement: Sendable, Equatable {
     }
 }
 
-extension RSCMeasurement: JSONRepresentable {
-    public var json: JSONValue {
-        var o = JSONObjectBuilder()
-        o.add("flags", .int(Int(flags)))
-        o.add("speed_mps", speedMetersPerSecond)
-        o.add("cadence_per_min", .int(Int(cadence)))
-        o.add("running", .bool(isRunning))
-        o.add("stride_length_m", strideLengthMeters)
-        o.add("total_distance_m", totalDistanceMeters)
-        o.add("rfu_flag_bits", rfuFlagBits != 0 ? Int(rfuFlagBits) : nil)
-        o.add("ignored_trailing_bytes", ignoredTrailingBytes > 0 ? ignoredTrailingBytes : nil)
-        return o.object
+extension RSCMeasurement: Encodable {
+    public func encode(to encoder: any Encoder) throws {
+        var o = FieldWriter(encoder)
+        try o.add("flags", Int(flags))
+        try o.add("speed_mps", speedMetersPerSecond)
+        try o.add("cadence_per_min", Int(cadence))
+        try o.add("running", isRunning)
+        try o.add("stride_length_m", strideLengthMeters)
+        try o.add("total_distance_m", totalDistanceMeters)
+        try o.add("rfu_flag_bits", rfuFlagBits != 0 ? Int(rfuFlagBits) : nil)
+        try o.add("ignored_trailing_bytes", ignoredTrailingBytes > 0 ? ignoredTrailingBytes : nil)
     }
 }

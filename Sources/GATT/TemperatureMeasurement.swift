@@ -1,5 +1,4 @@
 // SPDX-License-Identifier: MIT
-import JSON
 
 /// Temperature Measurement 0x2A1C (and Intermediate Temperature 0x2A1E, same layout).
 public struct TemperatureMeasurement: Sendable, Equatable {
@@ -48,18 +47,17 @@ public struct TemperatureMeasurement: Sendable, Equatable {
     }
 }
 
-extension TemperatureMeasurement: JSONRepresentable {
-    public var json: JSONValue {
-        var o = JSONObjectBuilder()
-        o.add("flags", .int(Int(flags)))
-        o.add("unit", .string(isFahrenheit ? "degF" : "degC"))
-        o.add("temperature", value)
-        o.add("temperature_c", celsius)
-        if let timestamp { o.add("timestamp", timestamp.json) }
-        o.add("temperature_type", temperatureType.map(Int.init))
-        o.add("temperature_type_name", temperatureTypeLabel)
-        o.add("rfu_flag_bits", rfuFlagBits != 0 ? Int(rfuFlagBits) : nil)
-        o.add("ignored_trailing_bytes", ignoredTrailingBytes > 0 ? ignoredTrailingBytes : nil)
-        return o.object
+extension TemperatureMeasurement: Encodable {
+    public func encode(to encoder: any Encoder) throws {
+        var o = FieldWriter(encoder)
+        try o.add("flags", Int(flags))
+        try o.add("unit", isFahrenheit ? "degF" : "degC")
+        try o.add("temperature", value)
+        try o.add("temperature_c", celsius)
+        try o.add("timestamp", timestamp)
+        try o.add("temperature_type", temperatureType.map(Int.init))
+        try o.add("temperature_type_name", temperatureTypeLabel)
+        try o.add("rfu_flag_bits", rfuFlagBits != 0 ? Int(rfuFlagBits) : nil)
+        try o.add("ignored_trailing_bytes", ignoredTrailingBytes > 0 ? ignoredTrailingBytes : nil)
     }
 }

@@ -1,5 +1,4 @@
 // SPDX-License-Identifier: MIT
-import JSON
 
 /// Converts WSS/BCS mass and height fields, whose resolution depends on the unit flag.
 enum BodyUnits {
@@ -65,23 +64,22 @@ public struct WeightMeasurement: Sendable, Equatable {
     }
 }
 
-extension WeightMeasurement: JSONRepresentable {
-    public var json: JSONValue {
-        var o = JSONObjectBuilder()
-        o.add("flags", .int(Int(flags)))
-        o.add("units", .string(isImperial ? "imperial" : "si"))
-        if isMeasurementUnsuccessful { o.add("measurement_unsuccessful", .bool(true)) }
-        o.add("weight_raw", .int(Int(weightRaw)))
-        o.add("weight_kg", weightKilograms)
-        if isImperial, !isMeasurementUnsuccessful { o.add("weight_lb", BodyUnits.pounds(raw: weightRaw)) }
-        if let timestamp { o.add("timestamp", timestamp.json) }
-        o.add("user_id", userID.map(Int.init))
-        o.add("bmi", bmi)
-        o.add("height_m", heightMeters)
-        o.add("height_cm", heightCentimeters)
-        if isImperial { o.add("height_in", heightRaw.map(BodyUnits.inches)) }
-        o.add("rfu_flag_bits", rfuFlagBits != 0 ? Int(rfuFlagBits) : nil)
-        o.add("ignored_trailing_bytes", ignoredTrailingBytes > 0 ? ignoredTrailingBytes : nil)
-        return o.object
+extension WeightMeasurement: Encodable {
+    public func encode(to encoder: any Encoder) throws {
+        var o = FieldWriter(encoder)
+        try o.add("flags", Int(flags))
+        try o.add("units", isImperial ? "imperial" : "si")
+        if isMeasurementUnsuccessful { try o.add("measurement_unsuccessful", true) }
+        try o.add("weight_raw", Int(weightRaw))
+        try o.add("weight_kg", weightKilograms)
+        if isImperial, !isMeasurementUnsuccessful { try o.add("weight_lb", BodyUnits.pounds(raw: weightRaw)) }
+        try o.add("timestamp", timestamp)
+        try o.add("user_id", userID.map(Int.init))
+        try o.add("bmi", bmi)
+        try o.add("height_m", heightMeters)
+        try o.add("height_cm", heightCentimeters)
+        if isImperial { try o.add("height_in", heightRaw.map(BodyUnits.inches)) }
+        try o.add("rfu_flag_bits", rfuFlagBits != 0 ? Int(rfuFlagBits) : nil)
+        try o.add("ignored_trailing_bytes", ignoredTrailingBytes > 0 ? ignoredTrailingBytes : nil)
     }
 }

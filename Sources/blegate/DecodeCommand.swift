@@ -1,5 +1,4 @@
 // SPDX-License-Identifier: MIT
-import JSON
 import ArgumentParser
 import GATT
 
@@ -46,15 +45,20 @@ struct DecodeCommand: ParsableCommand {
         }
         do {
             let decoded = try GATTDecoder.decode(c, bytes: bytes, heartRateOptions: strict ? .strict : .lenient)
-            let out = JSONValue.object([
-                ("characteristic", .string(c.name)),
-                ("uuid", .string(c.uuidString)),
-                ("fields", decoded.json),
-            ])
-            print(out.serialized(pretty: !compact))
-        } catch {
+            print(try JSONOutput.text(Decoded(characteristic: c.name, uuid: c.uuidString, fields: decoded), pretty: !compact))
+        } catch let error as GATTDecodeError {
             printError("error: \(error.description)")
             throw ExitCode(1)
+        } catch {
+            printError("error: \(error)")
+            throw ExitCode(1)
         }
+    }
+
+    /// What `decode` prints.
+    struct Decoded: Encodable {
+        var characteristic: String
+        var uuid: String
+        var fields: DecodedCharacteristic
     }
 }

@@ -10,6 +10,8 @@ struct HealthCharacteristicTests {
         #expect(m.normal.spo2 == .value(98) && m.normal.pulseRate == .value(72))
         guard case let .plxContinuousMeasurement(n) = try decode(.plxContinuousMeasurement, "00 FF 07 FF 07") else { Issue.record(); return }
         #expect(n.normal.spo2 == .nan && n.normal.spo2.finite == nil)
+        // A special value is null in the JSON, its name beside it.
+        #expect(try jsonText(n) == #"{"flags":0,"pulse_rate_bpm":null,"pulse_rate_bpm_special":"NaN","spo2_pct":null,"spo2_pct_special":"NaN"}"#)
         guard case let .plxContinuousMeasurement(f) = try decode(.plxContinuousMeasurement, "05 62 00 48 00 61 00 4A 00 00 20") else { Issue.record(); return }
         #expect(f.fast?.spo2 == .value(97) && f.fast?.pulseRate == .value(74))
         #expect(f.measurementStatus == 0x2000)
@@ -91,11 +93,11 @@ struct HealthCharacteristicTests {
         #expect(approx(w.weightKilograms, 181.28 * 0.45359237))
         #expect(approx(w.heightCentimeters, 188.976))
         #expect(approx(w.heightMeters, 1.88976))
-        let json = w.json
-        #expect(json["weight_lb"] == .double(181.28))
-        #expect(json["height_in"] == .double(74.4))
-        #expect(json["height_cm"]?.doubleValue.map { abs($0 - 188.976) < 1e-9 } == true)
-        #expect(json["units"] == .string("imperial"))
+        let json = try fields(w)
+        #expect(json["weight_lb"] as? Double == 181.28)
+        #expect(json["height_in"] as? Double == 74.4)
+        #expect(approx(json["height_cm"] as? Double, 188.976))
+        #expect(json["units"] as? String == "imperial")
     }
 
     @Test("body composition: body fat, optional fields, unsuccessful, multiple packet, truncated")

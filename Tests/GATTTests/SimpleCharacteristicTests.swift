@@ -23,10 +23,10 @@ struct SimpleCharacteristicTests {
     func battery() throws {
         guard case let .batteryLevel(full) = try decode(.batteryLevel, "64") else { Issue.record(); return }
         #expect(full.percent == 100)
-        #expect(full.json["meta_battery"] == .string("1.00"))
+        #expect(try fields(full)["meta_battery"] as? String == "1.00")
         guard case let .batteryLevel(low) = try decode(.batteryLevel, "0F") else { Issue.record(); return }
         #expect(low.percent == 15)
-        #expect(low.json["meta_battery"] == .string("0.15"))
+        #expect(try fields(low)["meta_battery"] as? String == "0.15")
         #expect(rejection(.batteryLevel, "65") ==
             GATTDecodeError(characteristic: .batteryLevel, field: "battery level", offset: 0, reason: .outOfRange(value: 101, allowed: 0...100)))
         guard case let .batteryLevel(long) = try decode(.batteryLevel, "64 00") else { Issue.record(); return }
@@ -59,12 +59,13 @@ struct SimpleCharacteristicTests {
         guard case let .deviceInformation(a) = try decode(.modelNumber, hostile) else { Issue.record(); return }
         #expect(a.value == "H10\u{FFFD}[2J\u{FFFD}]0;x\u{FFFD}\u{FFFD}exe" + String(repeating: "A", count: 64 - 17) + "…", "\(a.value)")
         #expect(a.rawHex?.hasPrefix("4831301b5b324a") == true, "the bytes as they came, for diagnostics")
-        #expect(a.json["raw_hex"] != nil)
+        #expect(try fields(a)["raw_hex"] as? String == a.rawHex)
         // Latin-1 turns 0x80–0x9F into C1 controls (0x9B is a one-byte CSI): those go too.
         guard case let .deviceInformation(b) = try decode(.firmwareRevision, "31 2E 30 9B 33 31 6D") else { Issue.record(); return }
         #expect(b.value == "1.0\u{FFFD}31m" && b.decodedAsLatin1)
         // A clean string is untouched and carries no raw bytes.
         guard case let .deviceInformation(c) = try decode(.serialNumber, "43 33 31 34 35 39") else { Issue.record(); return }
-        #expect(c.value == "C31459" && c.rawHex == nil && c.json["raw_hex"] == nil)
+        #expect(c.value == "C31459" && c.rawHex == nil)
+        #expect(try fields(c)["raw_hex"] == nil)
     }
 }

@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: MIT
+import Foundation
 import GATT
 import Testing
 
@@ -27,3 +28,15 @@ func approx(_ a: Double?, _ b: Double, tolerance: Double = 1e-9) -> Bool {
     return abs(a - b) <= tolerance
 }
 
+
+/// The decoded fields as `blegate decode` writes them: JSONEncoder, keys sorted.
+func jsonText(_ value: some Encodable) throws -> String {
+    let encoder = JSONEncoder()
+    encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+    return String(decoding: try encoder.encode(value), as: UTF8.self)
+}
+
+/// The decoded fields read back as a dictionary, for checks of single fields.
+func fields(_ value: some Encodable) throws -> [String: Any] {
+    try JSONSerialization.jsonObject(with: Data(jsonText(value).utf8)) as? [String: Any] ?? [:]
+}
