@@ -7,6 +7,8 @@ let arguments = Array(CommandLine.arguments.dropFirst())
 switch arguments.first {
 case "decode":
     runDecodeBenchmarks()
+case "json-encode":
+    runJSONEncodeBenchmarks(Array(arguments.dropFirst()))
 case "dbus":
     try await DBusBenchmarks.run(Array(arguments.dropFirst()))
 case "simulator":
@@ -39,6 +41,7 @@ case "dbus-emit":
 default:
     print("""
     usage: blegate-bench decode
+           blegate-bench json-encode [ITERATIONS]   (appendJSON against JSONEncoder, one heart-rate record)
            blegate-bench dbus [--rate R[,R...]] [--count N] [--c-reference PATH]   (rate 0 = saturation)
            blegate-bench simulator [--straps N] [--rate HZ[,HZ...]] [--seconds S]
            blegate-bench cache [--records N] [--rate R] [--seconds S]

@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: MIT
+import Foundation
 import WearMetrics
 
 /// The `payload` of a record as caches before the typed columns stored it, read once by
@@ -48,7 +49,7 @@ enum LegacyPayload {
             throw CacheError(.unreadablePayload, "record \(id): the stored text holds a byte the cache never writes (corrupted)")
         }
         do {
-            return try WearMetrics(jsonString: String(decoding: text, as: UTF8.self))
+            return try JSONDecoder().decode(WearMetrics.self, from: Data(text))
         } catch {
             throw CacheError(.unreadablePayload, "record \(id): \(error)")
         }

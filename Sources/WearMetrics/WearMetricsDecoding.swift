@@ -1,5 +1,4 @@
 // SPDX-License-Identifier: MIT
-import JSON
 
 /// A JSON text that is not a WearMetrics v1.0 record, naming the field at fault.
 public struct WearMetricsDecodingError: Error, Equatable, Sendable, CustomStringConvertible {
@@ -14,74 +13,74 @@ public struct WearMetricsDecodingError: Error, Equatable, Sendable, CustomString
     public var description: String { "not a WearMetrics record: \(field): \(reason)" }
 }
 
-extension WearMetrics {
-    /// Reads back what `jsonString()` wrote (either battery encoding). Key order of
-    /// `metrics` and `meta` is kept, so a stored record re-encodes to the same text.
-    public init(jsonString text: String) throws(WearMetricsDecodingError) {
-        let value: JSONValue
+/// A record from its JSON text through `JSONDecoder` (the cache's migration of payloads
+/// written before the typed columns, tests).
+extension WearMetrics: Decodable {
+    /// Reads what `appendJSON` wrote (either battery encoding), refusing anything the v1.0
+    /// schema does not allow with a `WearMetricsDecodingError` naming the field. JSON
+    /// objects carry no order a `Decoder` reports: `metrics` and `meta` read back in key
+    /// order, so a record whose keys were in another order reads back with the same entries
+    /// in that order (the cache's typed columns then keep it).
+    public init(from decoder: any Decoder) throws {
+        let top: KeyedDecodingContainer<AnyKey>
         do {
-            value = try JSONValue.parse(text)
+            top = try decoder.container(keyedBy: AnyKey.self)
         } catch {
-            throw WearMetricsDecodingError(field: "(document)", reason: error.description)
+            throw WearMetricsDecodingError(field: "(document)", reason: "not an object")
         }
-        try self.init(json: value)
-    }
-
-    public init(json value: JSONValue) throws(WearMetricsDecodingError) {
-        guard case let .object(members) = value else { throw WearMetricsDecodingError(field: "(document)", reason: "not an object") }
-        var timestamp: UTCTimestamp?, deviceID: String?, source: String?
+        for key in top.allKeys where CodingKeys(rawValue: key.stringValue) == nil {
+            throw WearMetricsDecodingError(field: key.stringValue, reason: "unknown top-level key (the v1.0 schema allows no others)")
+        }
+        func string(_ name: String) throws -> String {
+            guard top.contains(AnyKey(name)) else { throw WearMetricsDecodingError(field: name, reason: "missing") }
+            guard let s = try? top.decode(String.self, forKey: AnyKey(name)) else {
+                throw WearMetricsDecodingError(field: name, reason: "must be a string")
+            }
+            return s
+        }
+        guard let timestamp = UTCTimestamp(iso8601: try string("timestamp")) else {
+            throw WearMetricsDecodingError(field: "timestamp", reason: "must be an ISO 8601 UTC date-time string")
+        }
+        let deviceID = try string("device_id"), source = try string("source")
         var metrics = KeyValueList<Double>(), meta = KeyValueList<String>()
-        var rr: [Double]?
-        for (key, v) in members {
-            switch key {
-            case "timestamp":
-                guard let s = v.stringValue, let t = UTCTimestamp(iso8601: s) else {
-                    throw WearMetricsDecodingError(field: key, reason: "must be an ISO 8601 UTC date-time string")
+        if top.contains(AnyKey("metrics")) {
+            guard let c = try? top.nestedContainer(keyedBy: AnyKey.self, forKey: AnyKey("metrics")) else {
+                throw WearMetricsDecodingError(field: "metrics", reason: "must be an object")
+            }
+            let keys = c.allKeys.sorted { $0.stringValue < $1.stringValue }
+            metrics.reserveCapacity(keys.count)
+            for k in keys {
+                guard let d = try? c.decode(Double.self, forKey: k) else {
+                    throw WearMetricsDecodingError(field: "metrics.\(k.stringValue)", reason: "must be a number")
                 }
-                timestamp = t
-            case "device_id":
-                guard let s = v.stringValue else { throw WearMetricsDecodingError(field: key, reason: "must be a string") }
-                deviceID = s
-            case "source":
-                guard let s = v.stringValue else { throw WearMetricsDecodingError(field: key, reason: "must be a string") }
-                source = s
-            case "metrics":
-                guard case let .object(entries) = v else { throw WearMetricsDecodingError(field: key, reason: "must be an object") }
-                metrics.reserveCapacity(entries.count)
-                for (k, x) in entries {
-                    guard let d = x.doubleValue else { throw WearMetricsDecodingError(field: "metrics.\(k)", reason: "must be a number") }
-                    metrics[k] = d
-                }
-            case "meta":
-                guard case let .object(entries) = v else { throw WearMetricsDecodingError(field: key, reason: "must be an object") }
-                meta.reserveCapacity(entries.count)
-                for (k, x) in entries {
-                    switch x {
-                    case let .string(s): meta[k] = s
-                    case .int, .double:
-                        var s = ""
-                        JSONValue.writeNumber(x.doubleValue ?? 0, to: &s)
-                        meta[k] = s
-                    case let .bool(b): meta[k] = b ? "true" : "false"
-                    default: throw WearMetricsDecodingError(field: "meta.\(k)", reason: "must be a string or a number")
-                    }
-                }
-            case "rr_ms":
-                guard case let .array(items) = v else { throw WearMetricsDecodingError(field: key, reason: "must be an array of numbers") }
-                var list: [Double] = []
-                list.reserveCapacity(items.count)
-                for x in items {
-                    guard let d = x.doubleValue else { throw WearMetricsDecodingError(field: key, reason: "must be an array of numbers") }
-                    list.append(d)
-                }
-                rr = list
-            default:
-                throw WearMetricsDecodingError(field: key, reason: "unknown top-level key (the v1.0 schema allows no others)")
+                metrics.appendNew(k.stringValue, d)
             }
         }
-        guard let timestamp else { throw WearMetricsDecodingError(field: "timestamp", reason: "missing") }
-        guard let deviceID else { throw WearMetricsDecodingError(field: "device_id", reason: "missing") }
-        guard let source else { throw WearMetricsDecodingError(field: "source", reason: "missing") }
+        if top.contains(AnyKey("meta")) {
+            guard let c = try? top.nestedContainer(keyedBy: AnyKey.self, forKey: AnyKey("meta")) else {
+                throw WearMetricsDecodingError(field: "meta", reason: "must be an object")
+            }
+            let keys = c.allKeys.sorted { $0.stringValue < $1.stringValue }
+            meta.reserveCapacity(keys.count)
+            for k in keys {
+                if let s = try? c.decode(String.self, forKey: k) {
+                    meta.appendNew(k.stringValue, s)
+                } else if let d = try? c.decode(Double.self, forKey: k) {
+                    meta.appendNew(k.stringValue, Self.numberText(d))
+                } else if let b = try? c.decode(Bool.self, forKey: k) {
+                    meta.appendNew(k.stringValue, b ? "true" : "false")
+                } else {
+                    throw WearMetricsDecodingError(field: "meta.\(k.stringValue)", reason: "must be a string or a number")
+                }
+            }
+        }
+        var rr: [Double]?
+        if top.contains(AnyKey("rr_ms")) {
+            guard let list = try? top.decode([Double].self, forKey: AnyKey("rr_ms")) else {
+                throw WearMetricsDecodingError(field: "rr_ms", reason: "must be an array of numbers")
+            }
+            rr = list
+        }
         self.init(timestamp: timestamp, deviceID: deviceID, source: source, metrics: metrics, meta: meta, rrIntervals: rr)
     }
 }

@@ -83,3 +83,20 @@ final class RawConnection: @unchecked Sendable {
         }
     }
 }
+
+/// A record from its JSON text, as the cache's migration reads legacy payloads.
+func decodeRecord(_ text: String) throws -> WearMetrics {
+    try JSONDecoder().decode(WearMetrics.self, from: Data(text.utf8))
+}
+
+/// `a` with `metrics` and `meta` in key order: what reading `a`'s JSON gives (JSON
+/// objects carry no order a decoder reports).
+func keyOrdered(_ a: WearMetrics) -> WearMetrics {
+    var r = a
+    for k in a.metrics.keys { r.removeMetric(k) }
+    for k in a.metrics.keys.sorted() { r.setMetric(k, a[metric: k]) }
+    var meta = KeyValueList<String>()
+    for k in a.meta.keys.sorted() { meta[k] = a.meta[k] }
+    r.meta = meta
+    return r
+}
