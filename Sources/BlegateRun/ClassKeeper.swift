@@ -1,7 +1,11 @@
 // SPDX-License-Identifier: MIT
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
 import Cache
 import Classes
-import JSON
 import Logging
 import Synchronization
 import WearMetrics
@@ -202,7 +206,7 @@ final class ClassKeeper: Sendable {
     func restore() async {
         if let text = try? await cache.loadMetaText(key: Self.bookKey) {
             do {
-                let saved = try JSONValueDecoder().decode(ClassBook.self, from: text)
+                let saved = try JSONDecoder().decode(ClassBook.self, from: Data(text.utf8))
                 // Records heard before the load are kept: merge them into the saved book.
                 book.withLock { b in
                     let heard = b.openGym
@@ -232,9 +236,17 @@ final class ClassKeeper: Sendable {
         }
     }
 
+    /// The saved book: property names as keys, sorted, slashes as they are (the text
+    /// earlier releases saved, so either reads the other's).
+    static var bookEncoder: JSONEncoder {
+        let e = JSONEncoder()
+        e.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        return e
+    }
+
     private func save() async {
         do {
-            let text = try book.withLock { try JSONValueEncoder().encode($0) }.serialized()
+            let text = String(decoding: try book.withLock { try Self.bookEncoder.encode($0) }, as: UTF8.self)
             try await cache.saveMetaText(key: Self.bookKey, text)
         } catch {
             logger.error("cannot save the class state", metadata: ["error": "\(error)"])

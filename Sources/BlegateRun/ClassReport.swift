@@ -1,6 +1,5 @@
 // SPDX-License-Identifier: MIT
 import Classes
-import JSON
 import WearMetrics
 
 /// A class as `blegate class` and `status` show it.
@@ -21,10 +20,5 @@ public struct ClassReport: Sendable, Equatable, Codable {
         startTime = UTCTimestamp(millisecondsSince1970: s.startMs).iso8601
         endTime = s.endMs.map { UTCTimestamp(millisecondsSince1970: $0).iso8601 }
         plannedEndTime = s.plannedEndMs.map { UTCTimestamp(millisecondsSince1970: $0).iso8601 }
-    }
-
-    /// For the status socket's answers: snake_case keys, sorted, unset times left out.
-    var object: JSONValue {
-        (try? StatusReport.encoder.encode(self)) ?? .object([])
     }
 }

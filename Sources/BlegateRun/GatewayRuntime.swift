@@ -1,4 +1,9 @@
 // SPDX-License-Identifier: MIT
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
 import Cache
 import Classes
 import Config
@@ -6,7 +11,6 @@ import DBus
 import SystemPackage
 import SystemSupport
 import StrapLinks
-import JSON
 import PrintableText
 import Logging
 import NIOPosix
@@ -192,7 +196,7 @@ public final class GatewayRuntime: Sendable {
     public func run(signals: Bool = true) async throws {
         let cache = self.cache, errors = self.errors, facts = self.facts, logger = self.logger
         if let text = try? await cache.loadMetaText(key: SavedServiceState.key),
-           let saved = try? StatusReport.decoder.decode(SavedServiceState.self, from: text) {
+           let saved = try? StatusReport.decoder.decode(SavedServiceState.self, from: Data(text.utf8)) {
             errors.restore(saved.errors)
         }
         if let devices = try? await cache.devices() {
@@ -330,7 +334,7 @@ public final class GatewayRuntime: Sendable {
                                       sync: syncStatus.map(StatusReport.sync),
                                       errors: ErrorLog.merged(errors.all, sync: syncStatus?.lastErrors ?? []))
         do {
-            try await cache.saveMetaText(key: SavedServiceState.key, StatusReport.text(StatusReport.encoder.encode(state)))
+            try await cache.saveMetaText(key: SavedServiceState.key, StatusReport.text(state))
         } catch {
             errors.add(.storage, "cannot save the gateway state in the cache", detail: "\(error)")
         }
@@ -339,15 +343,15 @@ public final class GatewayRuntime: Sendable {
     func answer(_ request: StatusRequest, from peer: StatusPeer) async -> String {
         if request.changesTheGateway, !peer.mayChange {
             logger.warning("status socket: a change refused to an unprivileged client", metadata: ["uid": "\(peer.uid)", "pid": "\(peer.pid)"])
-            return Self.object(["error": .string("only root or the gateway's own user may pair straps or run classes; uid \(peer.uid) may only read the status (run the command with sudo)"),
-                                "code": .string("forbidden")])
+            return StatusAnswer.failure("only root or the gateway's own user may pair straps or run classes; uid \(peer.uid) may only read the status (run the command with sudo)",
+                                        code: "forbidden").line
         }
         switch request {
         case .status:
             do {
                 return try await statusReport().json()
             } catch {
-                return Self.object(["error": .string("cannot read the cache: \(error)")])
+                return StatusAnswer.failure("cannot read the cache: \(error)").line
             }
         case let .pair(address, clientID):
             let address = address.uppercased()
@@ -357,30 +361,30 @@ public final class GatewayRuntime: Sendable {
                 // No member id in the log: the address is enough to find the pairing.
                 logger.notice("device paired", metadata: ["device": "\(address)", "pending_records_assigned": "\(assigned)"])
                 await sync?.wake()
-                return Self.object(["ok": .bool(true), "assigned": .int(assigned)])
+                return StatusAnswer(ok: true, assigned: assigned).line
             } catch {
                 errors.add(.storage, "cannot store the pairing of \(address)", detail: "\(error)")
-                return Self.object(["error": .string("cannot store the pairing in the cache: \(error)")])
+                return StatusAnswer.failure("cannot store the pairing in the cache: \(error)").line
             }
         case .classShow:
-            return Self.object(["class": classes.current.map(ClassReport.init).map { $0.object } ?? .null])
+            return StatusAnswer(aboutClass: true, classReport: classes.current.map(ClassReport.init)).line
         case let .classStart(name, type):
             guard let kind = ClassType(rawValue: type) else {
-                return Self.object(["error": .string("unknown class type \"\(type)\"; one of " + ClassType.allCases.map(\.rawValue).joined(separator: ", ")),
-                                    "code": .string("bad_type")])
+                return StatusAnswer.failure("unknown class type \"\(type)\"; one of " + ClassType.allCases.map(\.rawValue).joined(separator: ", "),
+                                            code: "bad_type").line
             }
             do {
                 let session = try await classes.start(name: name, type: kind)
-                return Self.object(["ok": .bool(true), "class": ClassReport(session).object])
+                return StatusAnswer(ok: true, classReport: ClassReport(session)).line
             } catch {
-                return Self.object(["error": .string(error.description), "code": .string(error.code.rawValue)])
+                return StatusAnswer.failure(error.description, code: error.code.rawValue).line
             }
         case .classStop:
             do {
                 let session = try await classes.stop()
-                return Self.object(["ok": .bool(true), "class": ClassReport(session).object])
+                return StatusAnswer(ok: true, classReport: ClassReport(session)).line
             } catch {
-                return Self.object(["error": .string(error.description), "code": .string(error.code.rawValue)])
+                return StatusAnswer.failure(error.description, code: error.code.rawValue).line
             }
         }
     }
@@ -413,17 +417,12 @@ public final class GatewayRuntime: Sendable {
         return octets[0] == 127
     }
 
-    /// One answer line's object, keys sorted as in every answer.
-    static func object(_ members: [String: JSONValue]) -> String {
-        StatusReport.text(.object(members.sorted { $0.key.utf8.lexicographicallyPrecedes($1.key.utf8) }.map { ($0.key, $0.value) }))
-    }
-
     /// The status server is made before `self` exists; it reaches the runtime through this.
     private final class Handler: Sendable {
         let runtime = Mutex<WeakRuntime?>(nil)
 
         func handle(_ request: StatusRequest, _ peer: StatusPeer) async -> String {
-            guard let r = runtime.withLock({ $0?.runtime }) else { return GatewayRuntime.object(["error": .string("the gateway is stopping")]) }
+            guard let r = runtime.withLock({ $0?.runtime }) else { return StatusAnswer.failure("the gateway is stopping").line }
             return await r.answer(request, from: peer)
         }
     }

@@ -2,17 +2,21 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
 import StrapLinks
-import JSON
 
 /// Learned link limits in `<state_directory>/link-limits.json`, by adapter address:
 /// `{"B8:27:EB:12:34:56": 5}`. Written whole to a temporary file, flushed and renamed,
 /// so a power cut leaves the old file or the new one. A file that cannot be read is
 /// ignored (the limits are learned again); one that cannot be written is reported once.
 ///
-/// Plain file calls and the JSON module rather than Foundation's file and JSON APIs: this
-/// runs in every `blegate run`, and those would bring their code into its memory for a
-/// file of a few bytes.
+/// Plain file calls rather than Foundation's file APIs, which would bring their code into
+/// every `blegate run`'s memory for a file of a few bytes; the JSON through `JSONEncoder`
+/// and `JSONDecoder` like the gateway's other files.
 final class LinkLimitFile: LinkLimitMemory, Sendable {
     let path: String
     private let onError: @Sendable (String) -> Void
@@ -23,18 +27,33 @@ final class LinkLimitFile: LinkLimitMemory, Sendable {
     }
 
     func load() -> [String: Int] {
-        guard let text = Self.read(path), case let .object(members)? = try? JSONValue.parse(text) else { return [:] }
+        guard let text = Self.read(path), let members = try? JSONDecoder().decode([String: Limit].self, from: Data(text.utf8)) else {
+            return [:]
+        }
         var limits: [String: Int] = [:]
         for (address, value) in members {
-            if case let .int(n) = value, n > 0 { limits[address.uppercased()] = n }
+            if let n = value.links, n > 0 { limits[address.uppercased()] = n }
         }
         return limits
     }
 
     func save(_ limits: [String: Int]) {
-        let json = JSONValue.object(limits.sorted { $0.key < $1.key }.map { ($0.key, .int($0.value)) }).serialized()
-        if let problem = Self.replace(path, with: Array(json.utf8)) {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        // A dictionary of integers: encoding cannot fail.
+        let json = (try? encoder.encode(limits)) ?? Data("{}".utf8)
+        if let problem = Self.replace(path, with: Array(json)) {
             onError("cannot save learned link limits to \(path): \(problem)")
+        }
+    }
+
+    /// One adapter's limit; anything but a whole number is ignored rather than failing
+    /// the file (a hand edit of one entry keeps the others).
+    private struct Limit: Decodable {
+        var links: Int?
+
+        init(from decoder: any Decoder) throws {
+            links = try? decoder.singleValueContainer().decode(Int.self)
         }
     }
 

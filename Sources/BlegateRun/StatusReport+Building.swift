@@ -1,4 +1,9 @@
 // SPDX-License-Identifier: MIT
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
 import Cache
 import StrapLinks
 import Outbox
@@ -22,7 +27,7 @@ extension StatusReport {
                          lastSeen: d.lastSeen?.iso8601, paired: d.member != nil)
         }
         if let text = try await cache.loadMetaText(key: SavedServiceState.key),
-           let saved = try? decoder.decode(SavedServiceState.self, from: text) {
+           let saved = try? decoder.decode(SavedServiceState.self, from: Data(text.utf8)) {
             report.startedAt = saved.startedAt
             report.savedAt = saved.savedAt
             report.sync = saved.sync

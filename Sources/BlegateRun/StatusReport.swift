@@ -1,5 +1,9 @@
 // SPDX-License-Identifier: MIT
-import JSON
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
 
 /// What `blegate status` shows, from the running gateway (over the status socket) or,
 /// when it is not running, from the cache database. Field by field in docs/status.md.
@@ -29,6 +33,13 @@ public struct StatusReport: Sendable, Codable, Equatable {
     public var errors: [ErrorEntry]
     /// The class running now (live only).
     public var currentClass: ClassReport?
+
+    /// The names `encoder` and `decoder` convert: `gateway_id` reads back as `gatewayId`
+    /// (JSONDecoder's `.convertFromSnakeCase`), so `gatewayID` is named that way.
+    enum CodingKeys: String, CodingKey {
+        case source, gatewayID = "gatewayId", generatedAt, startedAt, savedAt, cacheFile, devices, adapterRecoveries, adapters
+        case notifyWindowMilliseconds, outbox, sync, errors, currentClass
+    }
 
     public struct DeviceStatus: Sendable, Codable, Equatable {
         public var address: String
@@ -134,33 +145,33 @@ public struct StatusReport: Sendable, Codable, Equatable {
         public var error: String?
     }
 
-    /// snake_case keys (`gatewayID` as `gateway_id`), sorted, nil fields left out.
-    static let encoder = JSONValueEncoder(snakeCaseKeys: true)
-    static let decoder = JSONValueDecoder(snakeCaseKeys: true)
-
-    /// One line of JSON (snake_case keys, sorted; `/` written `\/` as in every answer the
-    /// socket ever gave).
-    public func json() -> String {
-        // Plain structs of strings and numbers: encoding cannot fail.
-        Self.text((try? Self.encoder.encode(self)) ?? .object([]))
+    /// snake_case keys (`gatewayID` as `gateway_id`), sorted, nil fields left out, `/`
+    /// written `\/`: the text every answer of the status socket and every saved state
+    /// has held, which clients and stopped gateways read.
+    static var encoder: JSONEncoder {
+        let e = JSONEncoder()
+        e.keyEncodingStrategy = .convertToSnakeCase
+        e.outputFormatting = [.sortedKeys]
+        return e
     }
+
+    static var decoder: JSONDecoder {
+        let d = JSONDecoder()
+        d.keyDecodingStrategy = .convertFromSnakeCase
+        return d
+    }
+
+    /// `value` as one line of the gateway's JSON (`encoder`). Plain structs of strings and
+    /// numbers: encoding cannot fail.
+    static func text<T: Encodable>(_ value: T) -> String {
+        String(decoding: (try? encoder.encode(value)) ?? Data("{}".utf8), as: UTF8.self)
+    }
+
+    /// One line of JSON (snake_case keys, sorted; `/` written `\/`).
+    public func json() -> String { Self.text(self) }
 
     public init(json: String) throws {
-        self = try Self.decoder.decode(StatusReport.self, from: json)
-    }
-
-    /// `value` as one line, with `/` escaped as `\/`: '/' occurs only inside strings, so
-    /// escaping every one is exact.
-    static func text(_ value: JSONValue) -> String {
-        let plain = value.serialized()
-        guard plain.utf8.contains(0x2F) else { return plain }
-        var out: [UInt8] = []
-        out.reserveCapacity(plain.utf8.count + 16)
-        for byte in plain.utf8 {
-            if byte == 0x2F { out.append(0x5C) }
-            out.append(byte)
-        }
-        return String(decoding: out, as: UTF8.self)
+        self = try Self.decoder.decode(StatusReport.self, from: Data(json.utf8))
     }
 
     init(source: String, gatewayID: String, generatedAt: String, cacheFile: String, outbox: OutboxStatus) {

@@ -1,5 +1,9 @@
 // SPDX-License-Identifier: MIT
-import JSON
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
 import Logging
 import NIOCore
 import NIOPosix
@@ -30,28 +34,45 @@ public enum StatusRequest: Sendable, Equatable {
 
     public static func parse(_ line: [UInt8]) throws(ParseError) -> StatusRequest {
         if line.allSatisfy({ $0 == 32 || $0 == 13 || $0 == 9 }) { return .status }
-        guard let text = String(validating: line, as: UTF8.self), let object = try? JSONValue.parse(text),
-              case .object = object else {
+        guard String(validating: line, as: UTF8.self) != nil,
+              let object = try? JSONDecoder().decode(Line.self, from: Data(line)) else {
             throw ParseError(description: "a request is one line of JSON, e.g. {\"command\":\"status\"}")
         }
-        switch object["command"]?.stringValue {
+        switch object.command {
         case "status":
             return .status
         case "pair":
-            guard let address = object["address"]?.stringValue, let client = object["client_id"]?.stringValue,
-                  !address.isEmpty, !client.isEmpty else {
+            guard let address = object.address, let client = object.clientID, !address.isEmpty, !client.isEmpty else {
                 throw ParseError(description: "pair needs address and client_id")
             }
             return .pair(address: address, clientID: client)
         case "class":
             return .classShow
         case "class_start":
-            guard let name = object["name"]?.stringValue else { throw ParseError(description: "class_start needs name") }
-            return .classStart(name: name, type: object["type"]?.stringValue ?? "other")
+            guard let name = object.name else { throw ParseError(description: "class_start needs name") }
+            return .classStart(name: name, type: object.type ?? "other")
         case "class_stop":
             return .classStop
         case let other:
             throw ParseError(description: "unknown command \(other.map { "\"\($0)\"" } ?? "(none)"); known: status, pair, class, class_start, class_stop")
+        }
+    }
+
+    /// The members of a request line; one that is not a string counts as absent, so the
+    /// answer names what is missing.
+    private struct Line: Decodable {
+        var command, address, clientID, name, type: String?
+
+        enum CodingKeys: String, CodingKey { case command, address, clientID = "client_id", name, type }
+
+        init(from decoder: any Decoder) throws {
+            let c = try decoder.container(keyedBy: CodingKeys.self)
+            func string(_ key: CodingKeys) -> String? { (try? c.decodeIfPresent(String.self, forKey: key)) ?? nil }
+            command = string(.command)
+            address = string(.address)
+            clientID = string(.clientID)
+            name = string(.name)
+            type = string(.type)
         }
     }
 
@@ -72,7 +93,62 @@ public enum StatusRequest: Sendable, Equatable {
         case let .classStart(name, type): ["command": "class_start", "name": name, "type": type]
         case .classStop: ["command": "class_stop"]
         }
-        return GatewayRuntime.object(object.mapValues { .string($0) }) + "\n"
+        return StatusReport.text(object) + "\n"
+    }
+}
+
+/// The status socket's answer to anything but `status`: `{"ok":true,"assigned":3}`,
+/// `{"class":{...}}` (`{"class":null}` when none runs), `{"error":"...","code":"busy"}`.
+/// Written and read with `StatusReport`'s coder, so the class's keys are snake_case too.
+public struct StatusAnswer: Sendable, Equatable, Codable {
+    public var ok: Bool?
+    public var assigned: Int?
+    public var error: String?
+    /// Set with `error` when the gateway refused (exit status 2 for `blegate class`).
+    public var code: String?
+    /// Whether the answer is about a class: then `class` is written even when nil.
+    public var aboutClass: Bool
+    public var classReport: ClassReport?
+
+    public init(ok: Bool? = nil, assigned: Int? = nil, error: String? = nil, code: String? = nil,
+                aboutClass: Bool = false, classReport: ClassReport? = nil) {
+        self.ok = ok
+        self.assigned = assigned
+        self.error = error
+        self.code = code
+        self.aboutClass = aboutClass || classReport != nil
+        self.classReport = classReport
+    }
+
+    static func failure(_ error: String, code: String? = nil) -> StatusAnswer { StatusAnswer(error: error, code: code) }
+
+    enum CodingKeys: String, CodingKey { case ok, assigned, error, code, classReport = "class" }
+
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encodeIfPresent(ok, forKey: .ok)
+        try c.encodeIfPresent(assigned, forKey: .assigned)
+        try c.encodeIfPresent(error, forKey: .error)
+        try c.encodeIfPresent(code, forKey: .code)
+        if aboutClass { try c.encode(classReport, forKey: .classReport) }
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        ok = try c.decodeIfPresent(Bool.self, forKey: .ok)
+        assigned = try c.decodeIfPresent(Int.self, forKey: .assigned)
+        error = try c.decodeIfPresent(String.self, forKey: .error)
+        code = try c.decodeIfPresent(String.self, forKey: .code)
+        aboutClass = c.contains(.classReport)
+        classReport = try c.decodeIfPresent(ClassReport.self, forKey: .classReport)
+    }
+
+    /// One answer line, keys sorted as in every answer.
+    public var line: String { StatusReport.text(self) }
+
+    /// An answer line as the gateway wrote it.
+    public init(line: String) throws {
+        self = try StatusReport.decoder.decode(StatusAnswer.self, from: Data(line.utf8))
     }
 }
 
@@ -195,12 +271,12 @@ public final class StatusServer: Service, Sendable {
         do {
             request = try StatusRequest.parse(line)
         } catch {
-            answer(GatewayRuntime.object(["error": .string(error.description)]))
+            answer(StatusAnswer.failure(error.description).line)
             return
         }
         guard inFlight.add(1, ordering: .relaxed).newValue <= Self.maxInFlight else {
             inFlight.subtract(1, ordering: .relaxed)
-            answer(GatewayRuntime.object(["error": .string("the gateway is busy answering other clients; try again"), "code": .string("busy")]))
+            answer(StatusAnswer.failure("the gateway is busy answering other clients; try again", code: "busy").line)
             return
         }
         let handler = self.handler
@@ -291,7 +367,7 @@ private final class StatusConnection: ChannelInboundHandler {
         } else {
             line += bytes
             if line.count > StatusServer.lineLimit {
-                write(GatewayRuntime.object(["error": .string("a request is one line of at most 64 KiB")]), context)
+                write(StatusAnswer.failure("a request is one line of at most 64 KiB").line, context)
             }
         }
     }

@@ -178,7 +178,7 @@ extension WorkoutAssembler {
             windowStart: UTCTimestamp(millisecondsSince1970: input.session.startMs), windowEnd: UTCTimestamp(millisecondsSince1970: end + 1),
             profile: input.profile, defaultMaxHR: input.defaultMaxHR)
         guard let workout = WorkoutBuilder.build(request, records: input.records, machines: input.machines) else { return nil }
-        return WorkoutOutput(json: workout.json.serialized(), durationSeconds: workout.durationSeconds,
+        return WorkoutOutput(json: workout.jsonString, durationSeconds: workout.durationSeconds,
                              points: workout.effortPoints, secondsInZone: workout.secondsInZone)
     }
 }

@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: MIT
 import Foundation
 import GRDB
-import JSON
 import Outbox
 import WearMetrics
 import Timing
@@ -79,16 +78,24 @@ enum DocumentStore {
     /// the caller that would make the backend store the document under another id.
     static func validate(id: String, json: String) throws(CacheError) {
         guard !id.isEmpty else { throw CacheError(.invalidDocument, "a document needs a non-empty id") }
-        let value: JSONValue
+        let carried: Identified
         do {
-            value = try JSONValue.parse(json)
+            carried = try JSONDecoder().decode(Identified.self, from: Data(json.utf8))
+        } catch DecodingError.dataCorrupted(let context) where context.codingPath.isEmpty {
+            throw CacheError(.invalidDocument, "document \(id) is not JSON: \(context.debugDescription)")
+        } catch DecodingError.typeMismatch(_, let context) where context.codingPath.isEmpty {
+            throw CacheError(.invalidDocument, "document \(id) is not a JSON object")
         } catch {
-            throw CacheError(.invalidDocument, "document \(id) is not JSON: \(error)")
-        }
-        guard case .object = value else { throw CacheError(.invalidDocument, "document \(id) is not a JSON object") }
-        guard value["id"]?.stringValue == id else {
             throw CacheError(.invalidDocument, "document \(id): its JSON must carry \"id\": \"\(id)\"")
         }
+        guard carried.id == id else {
+            throw CacheError(.invalidDocument, "document \(id): its JSON must carry \"id\": \"\(id)\"")
+        }
+    }
+
+    /// The one field every document must carry.
+    private struct Identified: Decodable {
+        var id: String
     }
 }
 

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-import JSON
+import Foundation
 import Outbox
 import WearMetrics
 
@@ -19,15 +19,29 @@ extension RecordCache {
     /// workouts' `MemberProfile` (kcal needs the weight).
     public func latestProfileReadings(metric: String) async throws -> [String: ProfileReading] {
         var latest: [String: ProfileReading] = [:]
+        let decoder = JSONDecoder()
         for d in try await documents(kind: .profileMetric) where d.state != .quarantined {
-            guard let v = try? JSONValue.parse(d.json), v["metric"]?.stringValue == metric,
-                  let client = v["client_id"]?.stringValue, let value = v["value"]?.doubleValue,
-                  let at = v["measured_at"]?.stringValue else { continue }
+            guard let m = try? decoder.decode(Measured.self, from: Data(d.json.utf8)), m.metric == metric,
+                  let client = m.clientID else { continue }
+            let value = m.value, at = m.measuredAt
             // ISO 8601 UTC with milliseconds sorts as text.
             if let known = latest[client], known.measuredAt >= at { continue }
             latest[client] = ProfileReading(value: value, measuredAt: at, documentID: d.id)
         }
         return latest
+    }
+
+    /// The fields of a profile metric document this reads; a document without them is
+    /// skipped.
+    private struct Measured: Decodable {
+        var metric: String
+        var clientID: String?
+        var value: Double
+        var measuredAt: String
+
+        enum CodingKeys: String, CodingKey {
+            case metric, clientID = "client_id", value, measuredAt = "measured_at"
+        }
     }
 
     /// The latest weight in kg per member: `latestProfileReadings(metric: "weight")`.

@@ -1,4 +1,9 @@
 // SPDX-License-Identifier: MIT
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
 
 /// The backend check: an empty batch (`{"gateway_id":...,"records":[]}`) to
 /// `POST /api/v1/metrics`, which the contract answers 200 with all zeros, so it proves
@@ -7,7 +12,15 @@ public enum BackendProbe {
     public static let metricsPath = "/api/v1/metrics"
 
     public static func body(gatewayID: String) -> [UInt8] {
-        Array(("{\"gateway_id\":" + JSONText.quoted(gatewayID) + ",\"records\":[]}").utf8)
+        // A string and an empty list: encoding cannot fail.
+        Array((try? DoctorJSON.encoder.encode(EmptyBatch(gatewayID: gatewayID))) ?? Data())
+    }
+
+    private struct EmptyBatch: Encodable {
+        var gatewayID: String
+        var records: [String] = []
+
+        enum CodingKeys: String, CodingKey { case gatewayID = "gateway_id", records }
     }
 
     /// `https://backend.example/` + `/api/v1/metrics`, without doubling the slash.

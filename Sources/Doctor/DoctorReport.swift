@@ -1,5 +1,9 @@
 // SPDX-License-Identifier: MIT
-import JSON
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
 
 /// Every check of one `blegate doctor` run, in the order they were made, and the two
 /// ways to show them: lines for a person, one JSON object for a script.
@@ -30,27 +34,46 @@ public struct DoctorReport: Sendable {
         return out
     }
 
-    /// `{"checks":[{"name","status","message","fix"}],"ok":n,"warn":n,"fail":n}`, one line.
+    /// `{"checks":[{"fix","message","name","status"}],"fail":n,"ok":n,"warn":n}`, one line,
+    /// keys sorted; `fix` is null for a check that needs none.
     public func json() -> String {
-        var out = "{\"checks\":["
-        for (i, check) in checks.enumerated() {
-            if i > 0 { out += "," }
-            out += "{\"name\":" + JSONText.quoted(check.name)
-            out += ",\"status\":" + JSONText.quoted(check.status.rawValue)
-            out += ",\"message\":" + JSONText.quoted(check.message)
-            out += ",\"fix\":" + (check.fix.map(JSONText.quoted) ?? "null") + "}"
+        // Strings and counts: encoding cannot fail.
+        String(decoding: (try? DoctorJSON.encoder.encode(Summary(self))) ?? Data("{}".utf8), as: UTF8.self)
+    }
+
+    private struct Summary: Encodable {
+        var checks: [DoctorCheck]
+        var ok: Int
+        var warn: Int
+        var fail: Int
+
+        init(_ r: DoctorReport) {
+            checks = r.checks
+            ok = r.count(.ok)
+            warn = r.count(.warn)
+            fail = r.count(.fail)
         }
-        out += "],\"ok\":\(count(.ok)),\"warn\":\(count(.warn)),\"fail\":\(count(.fail))}"
-        return out
     }
 }
 
-/// JSON string literals without Foundation (the doctor must run where little works):
-/// the record encoder's escaping, so both write strings the same way.
-public enum JSONText {
-    public static func quoted(_ s: String) -> String {
-        var out = ""
-        JSONValue.writeString(s, to: &out)
-        return out
+extension DoctorCheck: Encodable {
+    enum CodingKeys: String, CodingKey { case name, status, message, fix }
+
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(name, forKey: .name)
+        try c.encode(status.rawValue, forKey: .status)
+        try c.encode(message, forKey: .message)
+        try c.encode(fix, forKey: .fix)
+    }
+}
+
+/// The doctor's JSON writer: sorted keys, slashes as they are (paths and URLs in
+/// messages stay readable).
+enum DoctorJSON {
+    static var encoder: JSONEncoder {
+        let e = JSONEncoder()
+        e.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        return e
     }
 }

@@ -1,4 +1,8 @@
-import JSON
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
 import BlueZ
 import DBus
 import GATT
@@ -59,18 +63,57 @@ final class ScanOutput: Sendable {
     static func now() -> UTCTimestamp { .now }
 
     static func jsonLine(_ ad: Advertisement, adapter: String, time: UTCTimestamp) -> String {
-        JSONValue.object([
-            ("address", .string(ad.address)),
-            ("address_type", .string(ad.addressKind.rawValue)),
-            ("name", ad.name.map(JSONValue.string) ?? .null),
-            ("rssi", ad.rssi.map { .int(Int($0)) } ?? .null),
-            ("uuids", .array(ad.uuids.map(JSONValue.string))),
-            ("battery", ad.battery.map { .int(Int($0)) } ?? .null),
-            ("heart_rate", ad.polar.map { .int(Int($0.heartRate)) } ?? .null),
-            ("connectable", ad.connectable.map(JSONValue.bool) ?? .null),
-            ("adapter", .string(adapter)),
-            ("time", .string(time.iso8601)),
-        ]).serialized()
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        // Strings, integers and booleans: encoding cannot fail.
+        let line = (try? encoder.encode(Sighting(ad, adapter: adapter, time: time))) ?? Data("{}".utf8)
+        return String(decoding: line, as: UTF8.self)
+    }
+
+    /// One JSON line of `blegate scan --json`: what is unknown is null, so every line has
+    /// every key.
+    struct Sighting: Encodable {
+        var address: String
+        var addressType: String
+        var name: String?
+        var rssi: Int?
+        var uuids: [String]
+        var battery: Int?
+        var heartRate: Int?
+        var connectable: Bool?
+        var adapter: String
+        var time: String
+
+        init(_ ad: Advertisement, adapter: String, time: UTCTimestamp) {
+            address = ad.address
+            addressType = ad.addressKind.rawValue
+            name = ad.name
+            rssi = ad.rssi.map { Int($0) }
+            uuids = ad.uuids
+            battery = ad.battery.map { Int($0) }
+            heartRate = ad.polar.map { Int($0.heartRate) }
+            connectable = ad.connectable
+            self.adapter = adapter
+            self.time = time.iso8601
+        }
+
+        enum CodingKeys: String, CodingKey {
+            case address, addressType = "address_type", name, rssi, uuids, battery, heartRate = "heart_rate", connectable, adapter, time
+        }
+
+        func encode(to encoder: any Encoder) throws {
+            var c = encoder.container(keyedBy: CodingKeys.self)
+            try c.encode(address, forKey: .address)
+            try c.encode(addressType, forKey: .addressType)
+            try c.encode(name, forKey: .name)
+            try c.encode(rssi, forKey: .rssi)
+            try c.encode(uuids, forKey: .uuids)
+            try c.encode(battery, forKey: .battery)
+            try c.encode(heartRate, forKey: .heartRate)
+            try c.encode(connectable, forKey: .connectable)
+            try c.encode(adapter, forKey: .adapter)
+            try c.encode(time, forKey: .time)
+        }
     }
 
     /// Redraws every second on a terminal; elsewhere prints the table every 5 s so a

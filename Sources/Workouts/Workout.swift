@@ -1,6 +1,10 @@
 // SPDX-License-Identifier: MIT
 
-import JSON
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
 import WearMetrics
 
 /// One heart rate of the workout's track, as the exports write it.
@@ -92,42 +96,58 @@ public struct Workout: Sendable, Equatable {
     }
 }
 
-extension Workout {
-    /// The contract's object, keys in contract order.
-    public var json: JSONValue {
-        var o: [(String, JSONValue)] = []
-        o.reserveCapacity(24)
-        o.append(("id", .string(id)))
-        o.append(("client_id", clientID.map(JSONValue.string) ?? .null))
-        o.append(("source", .string(source)))
-        o.append(("gateway_id", .string(gatewayID)))
-        o.append(("device_id", .string(deviceID)))
-        o.append(("workout_type", .string(workoutType.rawValue)))
-        o.append(("class_name", className.map(JSONValue.string) ?? .null))
-        o.append(("start_time", .string(startTime.iso8601)))
-        o.append(("end_time", .string(endTime.iso8601)))
-        o.append(("duration_seconds", .int(durationSeconds)))
-        o.append(("calories_active", caloriesActive.map(JSONValue.double) ?? .null))
-        if let d = distanceMeters { o.append(("distance_meters", .double(d))) }
-        o.append(("avg_heart_rate", .double(avgHeartRate)))
-        o.append(("max_heart_rate", .int(maxHeartRate)))
-        o.append(("min_heart_rate", .int(minHeartRate)))
-        o.append(("seconds_in_zone", .array(secondsInZone.map(JSONValue.int))))
-        o.append(("effort_points", .double(effortPoints)))
-        o.append(("trimp", .double(trimp)))
-        if let h = hrvRMSSDMilliseconds { o.append(("hrv_rmssd_ms", .double(h))) }
-        o.append(("coverage", .double(coverage)))
-        o.append(("formulas", .object([
-            ("zones", .string(formulas.zones)),
-            ("kcal", .string(formulas.kcal)),
-            ("points", .string(formulas.points)),
-        ])))
-        o.append(("source_device", .string(sourceDevice)))
-        return .object(o)
+extension Workout: Encodable {
+    enum CodingKeys: String, CodingKey {
+        case id, clientID = "client_id", source, gatewayID = "gateway_id", deviceID = "device_id", workoutType = "workout_type"
+        case className = "class_name", startTime = "start_time", endTime = "end_time", durationSeconds = "duration_seconds"
+        case caloriesActive = "calories_active", distanceMeters = "distance_meters", avgHeartRate = "avg_heart_rate"
+        case maxHeartRate = "max_heart_rate", minHeartRate = "min_heart_rate", secondsInZone = "seconds_in_zone"
+        case effortPoints = "effort_points", trimp, hrvRMSSDMilliseconds = "hrv_rmssd_ms", coverage, formulas
+        case sourceDevice = "source_device"
     }
 
-    /// Compact JSON text of `json`.
-    public var jsonString: String { json.serialized() }
+    /// The contract's object: `client_id`, `class_name` and `calories_active` written as
+    /// null when unknown, `distance_meters` and `hrv_rmssd_ms` left out; the track and the
+    /// zones' bounds are not part of it.
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(id, forKey: .id)
+        try c.encode(clientID, forKey: .clientID)
+        try c.encode(source, forKey: .source)
+        try c.encode(gatewayID, forKey: .gatewayID)
+        try c.encode(deviceID, forKey: .deviceID)
+        try c.encode(workoutType.rawValue, forKey: .workoutType)
+        try c.encode(className, forKey: .className)
+        try c.encode(startTime.iso8601, forKey: .startTime)
+        try c.encode(endTime.iso8601, forKey: .endTime)
+        try c.encode(durationSeconds, forKey: .durationSeconds)
+        try c.encode(caloriesActive, forKey: .caloriesActive)
+        try c.encodeIfPresent(distanceMeters, forKey: .distanceMeters)
+        try c.encode(avgHeartRate, forKey: .avgHeartRate)
+        try c.encode(maxHeartRate, forKey: .maxHeartRate)
+        try c.encode(minHeartRate, forKey: .minHeartRate)
+        try c.encode(secondsInZone, forKey: .secondsInZone)
+        try c.encode(effortPoints, forKey: .effortPoints)
+        try c.encode(trimp, forKey: .trimp)
+        try c.encodeIfPresent(hrvRMSSDMilliseconds, forKey: .hrvRMSSDMilliseconds)
+        try c.encode(coverage, forKey: .coverage)
+        try c.encode(formulas, forKey: .formulas)
+        try c.encode(sourceDevice, forKey: .sourceDevice)
+    }
+
+    /// Compact JSON text, keys sorted (the document the cache stores and sync sends).
+    /// Encoding plain strings and finite numbers cannot fail.
+    public var jsonString: String {
+        String(decoding: (try? Self.encoder().encode(self)) ?? Data("{}".utf8), as: UTF8.self)
+    }
+
+    /// Sorted keys for text that is the same for the same workout (the cache stores a
+    /// recomputed workout again only when its text changed); slashes as they are.
+    static func encoder() -> JSONEncoder {
+        let e = JSONEncoder()
+        e.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        return e
+    }
 }
 
 /// Rounds half away from zero to `decimals` places (the contract's 1 or 3 decimals).

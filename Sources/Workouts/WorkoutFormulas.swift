@@ -3,7 +3,7 @@
 /// The version strings a workout carries in `formulas`, so a backend can tell which maths
 /// produced a figure and recompute or discard it when a formula changes. A string changes
 /// (`/v2`) whenever the same input would give a different number.
-public struct WorkoutFormulas: Sendable, Equatable {
+public struct WorkoutFormulas: Sendable, Equatable, Codable {
     /// Zones as shares of the maximum heart rate: 50, 60, 70, 80, 90 %.
     public static let zonesPercentOfMax = "pct-max-50-60-70-80-90/v1"
     /// Zones as the same shares of the heart-rate reserve (Karvonen), used when the

@@ -1,5 +1,4 @@
 // SPDX-License-Identifier: MIT
-import JSON
 import ArgumentParser
 import Cache
 import Config
@@ -38,8 +37,8 @@ struct CacheStatsCommand: AsyncParsableCommand {
             throw ExitCode(1)
         }
         let now = UTCTimestamp.now
-        print(json ? CacheStatsFormat.json(stats, path: cache.path, now: now).serialized()
-                   : CacheStatsFormat.text(stats, path: cache.path, now: now))
+        print(try json ? JSONOutput.text(CacheStatsFormat.JSONForm(stats, path: cache.path, now: now))
+                       : CacheStatsFormat.text(stats, path: cache.path, now: now))
     }
 }
 
@@ -131,29 +130,70 @@ enum ExportSince {
 }
 
 enum CacheStatsFormat {
-    static func json(_ s: CacheStats, path: String, now: UTCTimestamp) -> JSONValue {
-        .object([
-            ("path", .string(path)),
-            ("records", .int(s.total)),
-            ("pending", .int(s.pending)),
-            ("unpaired_pending", .int(s.unpairedPending)),
-            ("delivered", .int(s.delivered)),
-            ("quarantined", .int(s.quarantined)),
-            ("oldest_pending", s.oldestPending.map { .string($0.iso8601) } ?? .null),
-            ("oldest_pending_age_s", s.oldestPendingAge(now: now).map { .double(($0 * 1000).rounded() / 1000) } ?? .null),
-            ("file_bytes", .int(Int(s.fileBytes))),
-            ("used_bytes", .int(Int(s.usedBytes))),
-            ("encrypted", .bool(s.encrypted)),
-            ("unpaired_policy", .string(s.unpairedPolicy.rawValue)),
-            ("quarantine_reasons", .array(s.quarantineReasons.map { .object([("reason", .string($0.reason)), ("count", .int($0.count))]) })),
-            ("devices", .array(s.devices.map { d in
-                .object([
-                    ("device_id", .string(d.deviceID)), ("records", .int(d.total)), ("pending", .int(d.pending)),
-                    ("delivered", .int(d.delivered)), ("quarantined", .int(d.quarantined)),
-                    ("last_timestamp", d.lastTimestamp.map { .string($0.iso8601) } ?? .null),
-                ])
-            })),
-        ])
+    /// `blegate cache stats --json`; unknown times are null.
+    struct JSONForm: Encodable {
+        let s: CacheStats
+        let path: String
+        let now: UTCTimestamp
+
+        init(_ s: CacheStats, path: String, now: UTCTimestamp) {
+            self.s = s
+            self.path = path
+            self.now = now
+        }
+
+        enum Key: String, CodingKey {
+            case path, records, pending, unpairedPending = "unpaired_pending", delivered, quarantined
+            case oldestPending = "oldest_pending", oldestPendingAgeS = "oldest_pending_age_s", fileBytes = "file_bytes"
+            case usedBytes = "used_bytes", encrypted, unpairedPolicy = "unpaired_policy", quarantineReasons = "quarantine_reasons"
+            case devices
+        }
+
+        struct Reason: Encodable {
+            var reason: String
+            var count: Int
+        }
+
+        struct Device: Encodable {
+            var deviceID: String
+            var records, pending, delivered, quarantined: Int
+            var lastTimestamp: String?
+
+            enum CodingKeys: String, CodingKey {
+                case deviceID = "device_id", records, pending, delivered, quarantined, lastTimestamp = "last_timestamp"
+            }
+
+            func encode(to encoder: any Encoder) throws {
+                var c = encoder.container(keyedBy: CodingKeys.self)
+                try c.encode(deviceID, forKey: .deviceID)
+                try c.encode(records, forKey: .records)
+                try c.encode(pending, forKey: .pending)
+                try c.encode(delivered, forKey: .delivered)
+                try c.encode(quarantined, forKey: .quarantined)
+                try c.encode(lastTimestamp, forKey: .lastTimestamp)
+            }
+        }
+
+        func encode(to encoder: any Encoder) throws {
+            var c = encoder.container(keyedBy: Key.self)
+            try c.encode(path, forKey: .path)
+            try c.encode(s.total, forKey: .records)
+            try c.encode(s.pending, forKey: .pending)
+            try c.encode(s.unpairedPending, forKey: .unpairedPending)
+            try c.encode(s.delivered, forKey: .delivered)
+            try c.encode(s.quarantined, forKey: .quarantined)
+            try c.encode(s.oldestPending?.iso8601, forKey: .oldestPending)
+            try c.encode(s.oldestPendingAge(now: now).map { ($0 * 1000).rounded() / 1000 }, forKey: .oldestPendingAgeS)
+            try c.encode(Int(s.fileBytes), forKey: .fileBytes)
+            try c.encode(Int(s.usedBytes), forKey: .usedBytes)
+            try c.encode(s.encrypted, forKey: .encrypted)
+            try c.encode(s.unpairedPolicy.rawValue, forKey: .unpairedPolicy)
+            try c.encode(s.quarantineReasons.map { Reason(reason: $0.reason, count: $0.count) }, forKey: .quarantineReasons)
+            try c.encode(s.devices.map {
+                Device(deviceID: $0.deviceID, records: $0.total, pending: $0.pending, delivered: $0.delivered,
+                       quarantined: $0.quarantined, lastTimestamp: $0.lastTimestamp?.iso8601)
+            }, forKey: .devices)
+        }
     }
 
     static func text(_ s: CacheStats, path: String, now: UTCTimestamp) -> String {

@@ -3,7 +3,6 @@ import ArgumentParser
 import Classes
 import Config
 import BlegateRun
-import JSON
 import ScanStreamCommands
 
 /// `blegate class`, `blegate class start`, `blegate class stop`: staff run a class by hand
@@ -31,7 +30,7 @@ struct ClassCommand: AsyncParsableCommand {
             let config = try gateway.load()
             let (answer, line) = try ClassCommand.exchange(config, .classShow)
             if json { print(line); return }
-            guard let c = answer["class"], case .object = c else {
+            guard let c = answer.classReport else {
                 print("no class is running")
                 return
             }
@@ -54,7 +53,7 @@ struct ClassCommand: AsyncParsableCommand {
         func run() async throws {
             let config = try gateway.load()
             let answer = try ClassCommand.ask(config, .classStart(name: name, type: type))
-            guard let c = answer["class"], case .object = c else { return }
+            guard let c = answer.classReport else { return }
             print("started " + ClassCommand.describe(c, running: true))
         }
     }
@@ -66,18 +65,18 @@ struct ClassCommand: AsyncParsableCommand {
         func run() async throws {
             let config = try gateway.load()
             let answer = try ClassCommand.ask(config, .classStop)
-            guard let c = answer["class"], case .object = c else { return }
+            guard let c = answer.classReport else { return }
             print("stopped " + ClassCommand.describe(c, running: false))
         }
     }
 
     /// The gateway's answer; refusals and a gateway that is not running exit non-zero.
-    static func ask(_ config: GatewayConfiguration, _ request: StatusRequest) throws -> JSONValue {
+    static func ask(_ config: GatewayConfiguration, _ request: StatusRequest) throws -> StatusAnswer {
         try exchange(config, request).answer
     }
 
     /// The answer parsed, and as the gateway sent it.
-    static func exchange(_ config: GatewayConfiguration, _ request: StatusRequest) throws -> (answer: JSONValue, line: String) {
+    static func exchange(_ config: GatewayConfiguration, _ request: StatusRequest) throws -> (answer: StatusAnswer, line: String) {
         let line: String
         do {
             line = try StatusClient.ask(config.status.socket, request, timeout: .seconds(30))
@@ -87,24 +86,21 @@ struct ClassCommand: AsyncParsableCommand {
                 : "blegate class: \(error)")
             throw ExitCode(1)
         }
-        guard let answer = try? JSONValue.parse(line), case .object = answer else {
+        guard let answer = try? StatusAnswer(line: line) else {
             printError("blegate class: the gateway answered something else than JSON: \(line)")
             throw ExitCode(1)
         }
-        if let error = answer["error"]?.stringValue {
+        if let error = answer.error {
             printError("blegate class: \(error)")
-            throw ExitCode(answer["code"] == nil ? 1 : 2)
+            throw ExitCode(answer.code == nil ? 1 : 2)
         }
         return (answer, line)
     }
 
-    static func describe(_ c: JSONValue, running: Bool) -> String {
-        let name = c["name"]?.stringValue ?? "unnamed class"
-        let type = c["type"]?.stringValue ?? "other"
-        let start = c["start_time"]?.stringValue ?? "?"
-        var text = "\"\(name)\" (\(type), \(c["origin"]?.stringValue ?? "manual")) since \(start)"
-        if let end = c["end_time"]?.stringValue { text += " until \(end)" }
-        else if running, let planned = c["planned_end_time"]?.stringValue { text += ", ends at \(planned)" }
+    static func describe(_ c: ClassReport, running: Bool) -> String {
+        var text = "\"\(c.name ?? "unnamed class")\" (\(c.type), \(c.origin)) since \(c.startTime)"
+        if let end = c.endTime { text += " until \(end)" }
+        else if running, let planned = c.plannedEndTime { text += ", ends at \(planned)" }
         return text
     }
 }

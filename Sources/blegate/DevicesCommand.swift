@@ -1,5 +1,4 @@
 // SPDX-License-Identifier: MIT
-import JSON
 import ArgumentParser
 import Cache
 import GATT
@@ -32,22 +31,7 @@ struct DevicesCommand: AsyncParsableCommand {
             throw ExitCode(1)
         }
         if json {
-            print(JSONValue.array(devices.map { d in
-                let c = counts[d.address]
-                return .object([
-                    ("address", .string(d.address)),
-                    ("name", d.name.map(JSONValue.string) ?? .null),
-                    ("model", d.model.map(JSONValue.string) ?? .null),
-                    ("firmware", d.firmware.map(JSONValue.string) ?? .null),
-                    ("battery", d.battery.map(JSONValue.double) ?? .null),
-                    ("first_seen", d.firstSeen.map { .string($0.iso8601) } ?? .null),
-                    ("last_seen", d.lastSeen.map { .string($0.iso8601) } ?? .null),
-                    ("client_id", d.member.map { .string($0.clientID) } ?? .null),
-                    ("paired_at", d.member.map { .string($0.pairedAt.iso8601) } ?? .null),
-                    ("records", .int(c?.total ?? 0)),
-                    ("pending", .int(c?.pending ?? 0)),
-                ])
-            }).serialized())
+            print(try JSONOutput.text(devices.map { DeviceLine($0, counts[$0.address]) }))
             return
         }
         if devices.isEmpty {
@@ -66,4 +50,48 @@ struct DevicesCommand: AsyncParsableCommand {
         }
     }
 
+}
+
+/// One device of `blegate devices --json`: what is unknown is null, so every entry has
+/// every key.
+struct DeviceLine: Encodable {
+    var address: String
+    var name, model, firmware: String?
+    var battery: Double?
+    var firstSeen, lastSeen, clientID, pairedAt: String?
+    var records, pending: Int
+
+    init(_ d: DeviceEntry, _ c: DeviceRecordCounts?) {
+        address = d.address
+        name = d.name
+        model = d.model
+        firmware = d.firmware
+        battery = d.battery
+        firstSeen = d.firstSeen?.iso8601
+        lastSeen = d.lastSeen?.iso8601
+        clientID = d.member?.clientID
+        pairedAt = d.member?.pairedAt.iso8601
+        records = c?.total ?? 0
+        pending = c?.pending ?? 0
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case address, name, model, firmware, battery, firstSeen = "first_seen", lastSeen = "last_seen", clientID = "client_id"
+        case pairedAt = "paired_at", records, pending
+    }
+
+    func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(address, forKey: .address)
+        try c.encode(name, forKey: .name)
+        try c.encode(model, forKey: .model)
+        try c.encode(firmware, forKey: .firmware)
+        try c.encode(JSONOutput.finite(battery), forKey: .battery)
+        try c.encode(firstSeen, forKey: .firstSeen)
+        try c.encode(lastSeen, forKey: .lastSeen)
+        try c.encode(clientID, forKey: .clientID)
+        try c.encode(pairedAt, forKey: .pairedAt)
+        try c.encode(records, forKey: .records)
+        try c.encode(pending, forKey: .pending)
+    }
 }

@@ -3,7 +3,6 @@ import ArgumentParser
 import Cache
 import Config
 import BlegateRun
-import JSON
 import ScanStreamCommands
 import WearMetrics
 import Workouts
@@ -55,19 +54,14 @@ struct ExportCommand: AsyncParsableCommand {
         }
         let file = output ?? "workout-\(doc.id.prefix(8)).\(format)"
         do {
-            let value = try JSONValue.parse(doc.json)
-            let device = value["device_id"]?.stringValue ?? ""
-            let start = value["start_time"]?.stringValue.flatMap(UTCTimestamp.init(iso8601:))
-            let end = value["end_time"]?.stringValue.flatMap(UTCTimestamp.init(iso8601:))
-            var records: [WearMetrics] = [], machines: [WearMetrics] = []
-            if let start, let end {
-                records = try await cache.records(device: device, from: start.millisecondsSince1970, to: end.millisecondsSince1970).map(\.record)
-                machines = try await WorkoutProfiles.machineRecords(configuration: config, cache: cache, device: device,
-                                                                    from: start.millisecondsSince1970, to: end.millisecondsSince1970)
-            }
-            let bounds = await WorkoutProfiles.zoneBounds(configuration: config, cache: cache, device: device,
-                                                          clientID: value["client_id"]?.stringValue)
-            let w = try Workout(json: value, records: records, machines: machines, zoneMaxHR: bounds.maxHR, zoneRestingHR: bounds.restingHR)
+            var w = try Workout(json: doc.json, zoneMaxHR: 0, zoneRestingHR: nil)
+            let device = w.deviceID, start = w.startTime.millisecondsSince1970, end = w.endTime.millisecondsSince1970
+            let records = try await cache.records(device: device, from: start, to: end).map(\.record)
+            let machines = try await WorkoutProfiles.machineRecords(configuration: config, cache: cache, device: device, from: start, to: end)
+            let bounds = await WorkoutProfiles.zoneBounds(configuration: config, cache: cache, device: device, clientID: w.clientID)
+            w.zoneMaxHR = bounds.maxHR
+            w.zoneRestingHR = bounds.restingHR
+            w.takeTrack(records: records, machines: machines)
             let out = try OutputFile(path: file)
             if format == "fit" { try out.write(bytes: FITWriter.encode(w)) } else { try out.write(TCXWriter.document(w)) }
             try out.close()

@@ -1,5 +1,4 @@
 // SPDX-License-Identifier: MIT
-import JSON
 import ArgumentParser
 import GATT
 import HRV
@@ -54,37 +53,76 @@ struct HRVCommand: ParsableCommand {
             throw ExitCode(1)
         }
         let result = HRVAnalysis.analyze(rrMilliseconds: rr, windowSeconds: window, rule: raw ? nil : .median20)
-        let w = result.window
-        var members: [(String, JSONValue)] = [
-            ("method", .string(result.method)),
+        print(try JSONOutput.text(Report(result, rr: rr, listArtifacts: listArtifacts), pretty: true))
+    }
+}
+
+extension HRVCommand {
+    /// What `blegate hrv` prints; the time-domain figures only when there were enough
+    /// beats for them, the artifacts only with --list-artifacts.
+    struct Report: Encodable {
+        let result: HRVAnalysis.Result
+        let rr: [Double]
+        let listArtifacts: Bool
+
+        init(_ result: HRVAnalysis.Result, rr: [Double], listArtifacts: Bool) {
+            self.result = result
+            self.rr = rr
+            self.listArtifacts = listArtifacts
+        }
+
+        enum Key: String, CodingKey {
+            case method, windowS = "window_s", beats, nnCount = "nn_count", artifactCount = "artifact_count"
+            case artifactPct = "artifact_pct", meetsMinimumData = "meets_minimum_data", rmssdMs = "rmssd_ms"
+            case sdnnMs = "sdnn_ms", pnn50Pct = "pnn50_pct", nn50, meanNNMs = "mean_nn_ms", meanHRBpm = "mean_hr_bpm"
+            case meanInstantaneousHRBpm = "mean_instantaneous_hr_bpm", sd1Ms = "sd1_ms", sd2Ms = "sd2_ms"
+            case successiveDifferences = "successive_differences", artifacts
+        }
+
+        func encode(to encoder: any Encoder) throws {
+            let w = result.window
+            var c = encoder.container(keyedBy: Key.self)
+            try c.encode(result.method, forKey: .method)
             // Sums of milliseconds carry binary noise (6.1000000000000005); ms resolution is exact enough.
-            ("window_s", .double((w.windowSeconds * 1000).rounded() / 1000)),
-            ("beats", .int(w.beatCount)),
-            ("nn_count", .int(w.nnCount)),
-            ("artifact_count", .int(w.artifactCount)),
-            ("artifact_pct", .double(w.artifactPercent)),
-            ("meets_minimum_data", .bool(w.meetsMinimumData)),
-        ]
-        if let td = w.timeDomain {
-            members += [
-                ("rmssd_ms", td.rmssd.map(JSONValue.double) ?? .null),
-                ("sdnn_ms", td.sdnn.map(JSONValue.double) ?? .null),
-                ("pnn50_pct", td.pnn50.map(JSONValue.double) ?? .null),
-                ("nn50", .int(td.nn50)),
-                ("mean_nn_ms", .double(td.meanNN)),
-                ("mean_hr_bpm", .double(td.meanHR)),
-                ("mean_instantaneous_hr_bpm", .double(td.meanInstantaneousHR)),
-                ("sd1_ms", td.sd1.map(JSONValue.double) ?? .null),
-                ("sd2_ms", td.sd2.map(JSONValue.double) ?? .null),
-                ("successive_differences", .int(td.differenceCount)),
-            ]
+            try c.encode(JSONOutput.finite((w.windowSeconds * 1000).rounded() / 1000), forKey: .windowS)
+            try c.encode(w.beatCount, forKey: .beats)
+            try c.encode(w.nnCount, forKey: .nnCount)
+            try c.encode(w.artifactCount, forKey: .artifactCount)
+            try c.encode(JSONOutput.finite(w.artifactPercent), forKey: .artifactPct)
+            try c.encode(w.meetsMinimumData, forKey: .meetsMinimumData)
+            if let td = w.timeDomain {
+                try c.encode(JSONOutput.finite(td.rmssd), forKey: .rmssdMs)
+                try c.encode(JSONOutput.finite(td.sdnn), forKey: .sdnnMs)
+                try c.encode(JSONOutput.finite(td.pnn50), forKey: .pnn50Pct)
+                try c.encode(td.nn50, forKey: .nn50)
+                try c.encode(JSONOutput.finite(td.meanNN), forKey: .meanNNMs)
+                try c.encode(JSONOutput.finite(td.meanHR), forKey: .meanHRBpm)
+                try c.encode(JSONOutput.finite(td.meanInstantaneousHR), forKey: .meanInstantaneousHRBpm)
+                try c.encode(JSONOutput.finite(td.sd1), forKey: .sd1Ms)
+                try c.encode(JSONOutput.finite(td.sd2), forKey: .sd2Ms)
+                try c.encode(td.differenceCount, forKey: .successiveDifferences)
+            }
+            if listArtifacts {
+                try c.encode(result.classes.enumerated().filter { $0.element.isArtifact }.map {
+                    Artifact(index: $0.offset, rrMs: JSONOutput.finite(rr[$0.offset]), class: $0.element.rawValue)
+                }, forKey: .artifacts)
+            }
         }
-        if listArtifacts {
-            members.append(("artifacts", .array(result.classes.enumerated().filter { $0.element.isArtifact }.map {
-                .object([("index", .int($0.offset)), ("rr_ms", .double(rr[$0.offset])), ("class", .string($0.element.rawValue))])
-            })))
+    }
+
+    struct Artifact: Encodable {
+        var index: Int
+        var rrMs: Double?
+        var `class`: String
+
+        enum CodingKeys: String, CodingKey { case index, rrMs = "rr_ms", `class` }
+
+        func encode(to encoder: any Encoder) throws {
+            var c = encoder.container(keyedBy: CodingKeys.self)
+            try c.encode(index, forKey: .index)
+            try c.encode(rrMs, forKey: .rrMs)
+            try c.encode(`class`, forKey: .class)
         }
-        print(JSONValue.object(members).serialized(pretty: true))
     }
 }
 

@@ -3,7 +3,6 @@ import ArgumentParser
 import Cache
 import Config
 import BlegateRun
-import JSON
 import ScanStreamCommands
 import Sync
 
@@ -133,7 +132,7 @@ struct PairCommand: AsyncParsableCommand {
     private func store(_ c: GatewayConfiguration, address: String, clientID: String) async throws -> Int {
         do {
             let answer = try StatusClient.ask(c.status.socket, .pair(address: address, clientID: clientID))
-            guard let reply = PairReply(answer), reply.error == nil, let assigned = reply.assigned else {
+            guard let reply = try? StatusAnswer(line: answer), reply.error == nil, let assigned = reply.assigned else {
                 throw PairStoreError(description: "the running gateway answered: \(answer)")
             }
             return assigned
@@ -149,16 +148,4 @@ struct PairCommand: AsyncParsableCommand {
 
 struct PairStoreError: Error, CustomStringConvertible {
     var description: String
-}
-
-/// `{"ok":true,"assigned":N}` or `{"error":"..."}` from the status socket.
-struct PairReply {
-    var assigned: Int?
-    var error: String?
-
-    init?(_ line: String) {
-        guard let o = try? JSONValue.parse(line), case .object = o else { return nil }
-        if case let .int(n)? = o["assigned"] { assigned = n }
-        error = o["error"]?.stringValue
-    }
 }

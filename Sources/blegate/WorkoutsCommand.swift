@@ -2,8 +2,8 @@
 import ArgumentParser
 import Cache
 import Config
-import JSON
 import ScanStreamCommands
+import Workouts
 
 /// `blegate workouts`: what members got from their classes, and whether the backend has it.
 struct WorkoutsCommand: AsyncParsableCommand {
@@ -36,23 +36,20 @@ struct WorkoutsCommand: AsyncParsableCommand {
             printError("blegate workouts: cannot read the cache: \(error)")
             throw ExitCode(1)
         }
-        var rows: [(doc: StoredDocument, value: JSONValue)] = []
+        var rows: [(doc: StoredDocument, workout: Workout)] = []
         for doc in stored {
-            guard let value = try? JSONValue.parse(doc.json) else {
-                printError("blegate workouts: workout \(doc.id) in the cache is not valid JSON; skipped")
+            // The zones' bounds are not in the JSON and not shown here.
+            guard let workout = try? Workout(json: doc.json, zoneMaxHR: 0, zoneRestingHR: nil) else {
+                printError("blegate workouts: workout \(doc.id) in the cache is not a readable workout; skipped")
                 continue
             }
-            if let className, value["class_name"]?.stringValue != className { continue }
-            rows.append((doc, value))
+            if let className, workout.className != className { continue }
+            rows.append((doc, workout))
         }
-        rows.sort { ($0.value["start_time"]?.stringValue ?? "") > ($1.value["start_time"]?.stringValue ?? "") }
+        rows.sort { $0.workout.startTime.millisecondsSince1970 > $1.workout.startTime.millisecondsSince1970 }
         if json {
-            for (doc, value) in rows {
-                guard case var .object(members) = value else { continue }
-                members.append(("delivery", .string(doc.state.rawValue)))
-                members.append(("revision", .int(doc.revision)))
-                if let reason = doc.reason { members.append(("reason", .string(reason))) }
-                print(JSONValue.object(members).serialized())
+            for (doc, workout) in rows {
+                print(try JSONOutput.text(Listed(workout: workout, delivery: doc.state.rawValue, revision: doc.revision, reason: doc.reason)))
             }
             return
         }
@@ -63,16 +60,35 @@ struct WorkoutsCommand: AsyncParsableCommand {
         print(pad("CLASS", 18) + pad("STRAP", 19) + pad("MEMBER", 14) + pad("START", 21) + pad("MIN", 5, right: true)
             + pad("AVG", 6, right: true) + pad("MAX", 5, right: true) + pad("PTS", 6, right: true) + "  DELIVERY")
         for (doc, w) in rows {
-            let minutes = Int(((w["duration_seconds"]?.doubleValue ?? 0) / 60).rounded())
+            let minutes = Int((Double(w.durationSeconds) / 60).rounded())
             let delivery = doc.state == .quarantined ? "refused: " + clip(doc.reason ?? "", 40) : doc.state.rawValue
                 + (doc.revision > 1 ? " (revision \(doc.revision))" : "")
-            print(pad(clip(w["class_name"]?.stringValue ?? "open gym", 17), 18) + pad(w["device_id"]?.stringValue ?? "-", 19)
-                + pad(clip(w["client_id"]?.stringValue ?? "unpaired", 13), 14)
-                + pad(String((w["start_time"]?.stringValue ?? "-").prefix(19)), 21) + pad("\(minutes)", 5, right: true)
-                + pad(w["avg_heart_rate"]?.doubleValue.map { String(Int($0.rounded())) } ?? "-", 6, right: true)
-                + pad(w["max_heart_rate"]?.doubleValue.map { String(Int($0)) } ?? "-", 5, right: true)
-                + pad(w["effort_points"]?.doubleValue.map { String(Int($0.rounded())) } ?? "-", 6, right: true)
+            print(pad(clip(w.className ?? "open gym", 17), 18) + pad(w.deviceID, 19)
+                + pad(clip(w.clientID ?? "unpaired", 13), 14)
+                + pad(String(w.startTime.iso8601.prefix(19)), 21) + pad("\(minutes)", 5, right: true)
+                + pad(String(Int(w.avgHeartRate.rounded())), 6, right: true)
+                + pad(String(w.maxHeartRate), 5, right: true)
+                + pad(String(Int(w.effortPoints.rounded())), 6, right: true)
                 + "  " + delivery)
+        }
+    }
+
+    /// A workout of `--json`: the contract's keys, and the cache's delivery state,
+    /// revision and (when refused) reason.
+    struct Listed: Encodable {
+        var workout: Workout
+        var delivery: String
+        var revision: Int
+        var reason: String?
+
+        enum Key: String, CodingKey { case delivery, revision, reason }
+
+        func encode(to encoder: any Encoder) throws {
+            try workout.encode(to: encoder)
+            var c = encoder.container(keyedBy: Key.self)
+            try c.encode(delivery, forKey: .delivery)
+            try c.encode(revision, forKey: .revision)
+            try c.encodeIfPresent(reason, forKey: .reason)
         }
     }
 }

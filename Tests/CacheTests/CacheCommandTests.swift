@@ -1,6 +1,5 @@
 // SPDX-License-Identifier: MIT
 import BlegateTestSupport
-import JSON
 import Cache
 import Foundation
 import GATT
@@ -45,17 +44,22 @@ struct CacheCommandTests {
         return dir
     }
 
+    /// A command's JSON output.
+    static func parse(_ out: String) throws -> Any {
+        try JSONSerialization.jsonObject(with: Data(out.utf8))
+    }
+
     @Test("cache stats --json counts what the cache holds")
     func stats() async throws {
         try #require(FileManager.default.isExecutableFile(atPath: Self.binary), "no blegate binary at \(Self.binary)")
         let dir = try await filledStateDir()
         let (status, out, err) = try blegate(["cache", "stats", "--json", "--state-dir", dir.path])
         #expect(status == 0, "\(err)")
-        let json = try JSONValue.parse(out.trimmingCharacters(in: .whitespacesAndNewlines))
-        #expect(json["records"] == .int(6))
-        #expect(json["pending"] == .int(5))
-        #expect(json["delivered"] == .int(1))
-        #expect(json["unpaired_pending"] == .int(3))
+        let json = try #require(try Self.parse(out) as? [String: Any])
+        #expect(json["records"] as? Int == 6)
+        #expect(json["pending"] as? Int == 5)
+        #expect(json["delivered"] as? Int == 1)
+        #expect(json["unpaired_pending"] as? Int == 3)
         let (textStatus, text, _) = try blegate(["cache", "stats", "--state-dir", dir.path])
         #expect(textStatus == 0)
         #expect(text.contains("records: 6 total, 5 pending (3 unpaired"), "\(text)")
@@ -67,16 +71,13 @@ struct CacheCommandTests {
         let dir = try await filledStateDir()
         let (status, out, err) = try blegate(["devices", "--json", "--state-dir", dir.path])
         #expect(status == 0, "\(err)")
-        guard case let .array(items) = try JSONValue.parse(out.trimmingCharacters(in: .whitespacesAndNewlines)) else {
-            Issue.record("not an array: \(out)")
-            return
-        }
-        let paired = items.first { $0["address"]?.stringValue == "AA:00:00:00:00:01" }
-        #expect(paired?["client_id"]?.stringValue == "member-1")
-        #expect(paired?["name"]?.stringValue == "Polar H10 1")
-        #expect(paired?["records"] == .int(3))
-        let unpaired = items.first { $0["address"]?.stringValue == "AA:00:00:00:00:02" }
-        #expect(unpaired?["client_id"] == .null)
+        let items = try #require(try Self.parse(out) as? [[String: Any]], "not an array: \(out)")
+        let paired = items.first { $0["address"] as? String == "AA:00:00:00:00:01" }
+        #expect(paired?["client_id"] as? String == "member-1")
+        #expect(paired?["name"] as? String == "Polar H10 1")
+        #expect(paired?["records"] as? Int == 3)
+        let unpaired = items.first { $0["address"] as? String == "AA:00:00:00:00:02" }
+        #expect(unpaired?["client_id"] is NSNull)
         let (_, table, _) = try blegate(["devices", "--state-dir", dir.path])
         #expect(table.contains("(unpaired)"))
     }
@@ -96,7 +97,7 @@ struct CacheCommandTests {
         #expect(pruneStatus == 0)
         #expect(pruneOut.hasPrefix("would delete 1 records"), "\(pruneOut)")
         let (_, statsOut, _) = try blegate(["cache", "stats", "--json", "--state-dir", dir.path])
-        #expect(try JSONValue.parse(statsOut.trimmingCharacters(in: .whitespacesAndNewlines))["records"] == .int(6))
+        #expect((try Self.parse(statsOut) as? [String: Any])?["records"] as? Int == 6)
     }
 
     @Test("another process reads the cache while this one keeps writing (WAL)")
@@ -111,7 +112,7 @@ struct CacheCommandTests {
             let seq = cache.append((0..<2000).map { hrRecord("AA:00:00:00:00:01", round * 10_000 + $0) })
             let (status, out, err) = try blegate(["cache", "stats", "--json", "--state-dir", dir.path])
             #expect(status == 0, "\(err)")
-            if case let .int(n)? = try JSONValue.parse(out.trimmingCharacters(in: .whitespacesAndNewlines))["records"] { counts.append(n) }
+            if let n = (try Self.parse(out) as? [String: Any])?["records"] as? Int { counts.append(n) }
             try await withTimeout { try await cache.waitUntilCommitted(seq) }
         }
         #expect(counts.count == 3)

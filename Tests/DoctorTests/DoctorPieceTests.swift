@@ -282,6 +282,6 @@ struct HostPieceTests {
         r.add(.fail("c", "broken\nbadly", fix: nil))
         #expect(r.hasFailures)
         #expect(r.text() == "ok    a: fine\nwarn  b: meh\n      fix: do \"this\"\nfail  c: broken\nbadly\n1 ok, 1 warn, 1 fail\n")
-        #expect(r.json() == "{\"checks\":[{\"name\":\"a\",\"status\":\"ok\",\"message\":\"fine\",\"fix\":null},{\"name\":\"b\",\"status\":\"warn\",\"message\":\"meh\",\"fix\":\"do \\\"this\\\"\"},{\"name\":\"c\",\"status\":\"fail\",\"message\":\"broken\\nbadly\",\"fix\":null}],\"ok\":1,\"warn\":1,\"fail\":1}")
+        #expect(r.json() == #"{"checks":[{"fix":null,"message":"fine","name":"a","status":"ok"},{"fix":"do \"this\"","message":"meh","name":"b","status":"warn"},{"fix":null,"message":"broken\nbadly","name":"c","status":"fail"}],"fail":1,"ok":1,"warn":1}"#)
     }
 }

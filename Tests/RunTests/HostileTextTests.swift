@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 import BlegateTestSupport
 import BlegateRun
-import JSON
+import Foundation
 import Testing
 #if canImport(Glibc)
 import Glibc
@@ -67,11 +67,9 @@ struct HostileTextTests {
                 #expect(!out.contains("\\u001b") && !out.contains("\\u0007") && !out.contains("\\u009b"), "\(command): \(out.suffix(2000))")
             }
             #expect(outputs[2].1.contains("H10\u{FFFD}[2J"), "\(outputs[2].1)")
-            guard case let .array(listed) = try JSONValue.parse(outputs[3].1) else {
-                Issue.record("devices --json: \(outputs[3].1)")
-                return
-            }
-            #expect(listed.first?["firmware"]?.stringValue == "3.1\u{FFFD}31m", "\(outputs[3].1)")
+            let listed = try #require(try JSONSerialization.jsonObject(with: Data(outputs[3].1.utf8)) as? [[String: Any]],
+                                      "devices --json: \(outputs[3].1)")
+            #expect(listed.first?["firmware"] as? String == "3.1\u{FFFD}31m", "\(outputs[3].1)")
         }
     }
 }

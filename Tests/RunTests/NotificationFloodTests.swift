@@ -2,7 +2,6 @@
 import BlegateTestSupport
 import Foundation
 import BlegateRun
-import JSON
 import Simulator
 import Testing
 import WearMetrics
@@ -118,10 +117,11 @@ struct NotificationFloodTests {
                 counts = [:]
                 all = [:]
                 for line in export.out.split(separator: "\n") {
-                    guard let r = try? JSONValue.parse(String(line)), let id = r["device_id"]?.stringValue,
-                          let t = r["timestamp"]?.stringValue.flatMap(UTCTimestamp.init(iso8601:)) else { continue }
+                    guard let r = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any], let id = r["device_id"] as? String,
+                          let t = (r["timestamp"] as? String).flatMap(UTCTimestamp.init(iso8601:)) else { continue }
                     if window.contains(t.millisecondsSince1970) { all[id, default: 0] += 1 }
-                    guard r["metrics"]?["hr"] != nil, r["meta"]?["hr_source"]?.stringValue != "advertisement" else { continue }
+                    guard (r["metrics"] as? [String: Any])?["hr"] != nil,
+                          (r["meta"] as? [String: Any])?["hr_source"] as? String != "advertisement" else { continue }
                     var c = counts[id] ?? (0, 0)
                     if window.contains(t.millisecondsSince1970) { c.inWindow += 1 } else if t.millisecondsSince1970 > window.upperBound { c.after += 1 }
                     counts[id] = c

@@ -3,7 +3,7 @@ import BlegateTestSupport
 import Cache
 import Classes
 @testable import BlegateRun
-import JSON
+import Foundation
 import Logging
 import Testing
 import Timing
@@ -34,7 +34,7 @@ struct OpenGymSaveTests {
         }
         func savedLastMs() async throws -> Int64? {
             guard let text = try await cache.loadMetaText(key: ClassKeeper.bookKey) else { return nil }
-            return try JSONValueDecoder().decode(ClassBook.self, from: text).openGym[Self.strap]?.lastMs
+            return try JSONDecoder().decode(ClassBook.self, from: Data(text.utf8)).openGym[Self.strap]?.lastMs
         }
         let first = keeper()
         func hear(_ seconds: Int64) async {

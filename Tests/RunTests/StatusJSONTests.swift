@@ -1,14 +1,13 @@
 // SPDX-License-Identifier: MIT
 import Foundation
 @testable import BlegateRun
-import JSON
+import Classes
 import Testing
 import WearMetrics
 
-/// The status report, the socket's answers and the saved state are written by the JSON
-/// module's `Codable` coder: the same bytes as Foundation's `JSONEncoder` with snake_case
-/// keys and sorted keys gave, which clients and saved state already hold.
-@Suite("Status JSON: the gateway's own coder writes what JSONEncoder writes")
+/// The status report, the socket's answers and the saved state: JSONEncoder with snake_case
+/// keys, sorted keys and `/` escaped, the text clients and saved state already hold.
+@Suite("Status JSON: snake_case, sorted keys, escaped slashes")
 struct StatusJSONTests {
     static func sample() -> StatusReport {
         var r = StatusReport(source: "service", gatewayID: "gym-1", generatedAt: "2026-11-25T10:42:07.125Z",
@@ -51,29 +50,45 @@ struct StatusJSONTests {
         let report = Self.sample()
         let json = report.json()
         #expect(json == (try Self.foundationJSON(report)))
+        #expect(json.hasPrefix(#"{"adapter_recoveries":{"hci0":0,"hci1":2,"hci10":1},"adapters":[{"adapter":"hci0","connecting":1,"#), "\(json)")
         #expect(json.contains("\"cache_file\":\"\\/var\\/lib\\/blegate\\/cache.sqlite\""))
         #expect(try StatusReport(json: json) == report)
     }
 
-    @Test("the saved state the stopped gateway's status reads: the same bytes as Foundation's encoder writes, read from either writer")
+    @Test("the saved state the stopped gateway's status reads: the same bytes as Foundation's encoder writes, read back")
     func savedState() throws {
         let report = Self.sample()
         let state = SavedServiceState(startedAt: "a", savedAt: "b", sync: report.sync, errors: report.errors)
-        let ours = StatusReport.text(try StatusReport.encoder.encode(state))
+        let ours = StatusReport.text(state)
         #expect(ours == (try Self.foundationJSON(state)))
-        let back = try StatusReport.decoder.decode(SavedServiceState.self, from: ours)
+        let back = try StatusReport.decoder.decode(SavedServiceState.self, from: Data(ours.utf8))
         #expect(back.sync == report.sync && back.errors == report.errors && back.savedAt == "b")
     }
 
-    @Test("a socket answer object and a request line: sorted keys, escaped slashes, as JSONSerialization writes them")
+    @Test("a socket answer and a request line: sorted keys, escaped slashes, as JSONSerialization writes them; read back")
     func answersAndRequests() throws {
-        let answer = GatewayRuntime.object(["ok": .bool(true), "assigned": .int(3), "error": .string("a/b \"c\"")])
+        let answer = StatusAnswer(ok: true, assigned: 3, error: "a/b \"c\"")
         let expected = try JSONSerialization.data(withJSONObject: ["ok": true, "assigned": 3, "error": "a/b \"c\""] as [String: Any],
                                                   options: [.sortedKeys])
-        #expect(answer == String(decoding: expected, as: UTF8.self))
+        #expect(answer.line == String(decoding: expected, as: UTF8.self))
+        #expect(try StatusAnswer(line: answer.line) == answer)
         let line = StatusRequest.pair(address: "A0:9E:1A:10:0A:E2", clientID: "m/1").line
         #expect(line == "{\"address\":\"A0:9E:1A:10:0A:E2\",\"client_id\":\"m\\/1\",\"command\":\"pair\"}\n")
         #expect(try StatusRequest.parse(Array(line.utf8.dropLast())) == .pair(address: "A0:9E:1A:10:0A:E2", clientID: "m/1"))
+    }
+
+    @Test("class answers: null when none runs, the class with snake_case keys when one does")
+    func classAnswers() throws {
+        let none = StatusAnswer(aboutClass: true, classReport: nil)
+        #expect(none.line == #"{"class":null}"#)
+        let read = try StatusAnswer(line: none.line)
+        #expect(read.aboutClass && read.classReport == nil)
+        var report = ClassReport(ClassSession(key: "k", name: "Spin/07", type: .cycle, origin: .manual, startMs: 0))
+        report.plannedEndTime = "1970-01-01T00:45:00.000Z"
+        let running = StatusAnswer(ok: true, classReport: report)
+        #expect(running.line == #"{"class":{"name":"Spin\/07","origin":"manual","planned_end_time":"1970-01-01T00:45:00.000Z","start_time":"1970-01-01T00:00:00.000Z","type":"cycle"},"ok":true}"#)
+        #expect(try StatusAnswer(line: running.line) == running)
+        #expect(try StatusAnswer(line: #"{"ok":true}"#).aboutClass == false)
     }
 
     @Test("bad request lines are refused with the protocol's hint: not JSON, not an object, not UTF-8")
@@ -82,30 +97,5 @@ struct StatusJSONTests {
             #expect(throws: StatusRequest.ParseError.self) { try StatusRequest.parse(bad) }
         }
         #expect(try StatusRequest.parse(Array("{\"command\":\"class_start\",\"name\":\"Spin\"}".utf8)) == .classStart(name: "Spin", type: "other"))
-    }
-
-    @Test("snake_case names as JSONEncoder's convertToSnakeCase makes them")
-    func snakeCase() {
-        let names = ["gatewayID": "gateway_id", "oldestPendingAgeSeconds": "oldest_pending_age_seconds", "httpStatus": "http_status",
-                     "HTTPStatus": "http_status", "rrDropped": "rr_dropped", "rr2Dropped": "rr2_dropped", "a": "a", "": ""]
-        for (name, snake) in names { #expect(JSONValueEncoder.snakeCase(name) == snake, "\(name)") }
-    }
-
-    @Test("decoding refuses the wrong types with the field's path, and converts exact numbers")
-    func decodingErrors() throws {
-        struct Sample: Codable, Equatable {
-            var count: Int
-            var ratio: Double
-            var small: UInt8?
-            var tags: [String]
-        }
-        let d = JSONValueDecoder()
-        #expect(try d.decode(Sample.self, from: "{\"count\":3.0,\"ratio\":2,\"tags\":[]}") == Sample(count: 3, ratio: 2, small: nil, tags: []))
-        #expect(throws: DecodingError.self) { try d.decode(Sample.self, from: "{\"count\":3.5,\"ratio\":2,\"tags\":[]}") }
-        #expect(throws: DecodingError.self) { try d.decode(Sample.self, from: "{\"count\":1,\"ratio\":2,\"small\":300,\"tags\":[]}") }
-        #expect(throws: DecodingError.self) { try d.decode(Sample.self, from: "{\"count\":1,\"ratio\":2}") }
-        #expect(throws: DecodingError.self) { try d.decode(Sample.self, from: "{\"count\":1,") }
-        let value = Sample(count: -4, ratio: 0.1, small: 255, tags: ["a", "b/c"])
-        #expect(try d.decode(Sample.self, from: try JSONValueEncoder().encode(value)) == value)
     }
 }

@@ -1,6 +1,5 @@
 // SPDX-License-Identifier: MIT
 import Foundation
-import JSON
 import Testing
 import WearMetrics
 @testable import Workouts
@@ -14,7 +13,7 @@ import WearMetrics
             records.append(strapRecord(Double(s), hr: 95 + Double(s) / 8 + Double(s % 7)))
             if s % 5 == 0 { records.append(machineRecord(Double(s) + 0.5, distance: 400 + 2.75 * Double(s))) }
         }
-        let read = try Workout(json: try JSONValue.parse(text), records: records.reversed(), zoneMaxHR: sent.zoneMaxHR, zoneRestingHR: sent.zoneRestingHR)
+        let read = try Workout(json: text, records: records.reversed(), zoneMaxHR: sent.zoneMaxHR, zoneRestingHR: sent.zoneRestingHR)
         #expect(read == sent)
         #expect(read.jsonString == text)
     }
@@ -22,7 +21,7 @@ import WearMetrics
     @Test func aDamagedWorkoutSaysWhichKey() throws {
         var text = try ExportTests.workout().jsonString
         text = text.replacingOccurrences(of: "\"seconds_in_zone\":[", with: "\"seconds_in_zone\":[1,")
-        let error = #expect(throws: WorkoutReadError.self) { try Workout(json: try JSONValue.parse(text), records: [], zoneMaxHR: 185, zoneRestingHR: nil) }
+        let error = #expect(throws: WorkoutReadError.self) { try Workout(json: text, records: [], zoneMaxHR: 185, zoneRestingHR: nil) }
         #expect(error?.description.contains("seconds_in_zone") == true)
     }
 }
