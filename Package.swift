@@ -62,12 +62,13 @@ let package = Package(
         .target(name: "NotifySocket", dependencies: ["CLinux", "DBus", "SystemSupport", "Timing"]),
 
         // Pure Swift.
-        // A JSON value with a deterministic writer and an RFC 8259 parser, no Foundation.
+        // A JSON value with a deterministic writer and an RFC 8259 parser, no Foundation (still
+        // used by Sync, the backends and their tests).
         .target(name: "JSON"),
-        .target(name: "GATT", dependencies: ["JSON", "PrintableText"]),
+        .target(name: "GATT", dependencies: ["PrintableText"]),
         .target(name: "HRV"),
-        // The Synheart WearMetrics record: fields, validation, JSON.
-        .target(name: "WearMetrics", dependencies: ["JSON", "Timing"]),
+        // The Synheart WearMetrics record: fields, validation, its JSON writer and Codable form.
+        .target(name: "WearMetrics", dependencies: ["Timing"]),
         // Decoded characteristics and HRV reports → WearMetrics records.
         .target(name: "Normalization", dependencies: ["GATT", "HRV", "WearMetrics"]),
         .target(name: "Simulator", dependencies: ["DBus", "Timing"]),
@@ -75,6 +76,7 @@ let package = Package(
         .target(name: "PrintableText"),
         .target(name: "BlueZ", dependencies: ["DBus", "PrintableText"]),
         // The cache-to-sync contract, so neither side depends on the other.
+        // JSON only for `WearMetrics(json:)`, which SyncTests still call; it goes with that module.
         .target(name: "Outbox", dependencies: ["WearMetrics", "JSON"]),
         // The backend contract's checks of ids, times and every item a gateway sends
         // (docs/backend-openapi.yaml): both backends judge with them.
@@ -94,7 +96,7 @@ let package = Package(
             name: "Doctor",
             dependencies: [
                 // Sync: the probe goes through the gateway's own backend client set-up.
-                "CTimex", "JSON", "DBus", "BlueZ", "HCI", "SystemSupport", "Sync",
+                "CTimex", "DBus", "BlueZ", "HCI", "SystemSupport", "Sync",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
@@ -107,7 +109,7 @@ let package = Package(
         .target(
             name: "Cache",
             dependencies: [
-                "WearMetrics", "Outbox", "JSON", "SystemSupport", "Timing",
+                "WearMetrics", "Outbox", "SystemSupport", "Timing",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "SystemPackage", package: "swift-system"),
@@ -161,7 +163,7 @@ let package = Package(
         // Max HR, zones, kcal and effort points: pure maths for the wall and workouts.
         .target(name: "Effort"),
         // A member's workout in a class from their strap's records, its JSON, FIT and TCX: pure maths.
-        .target(name: "Workouts", dependencies: ["Classes", "Effort", "WearMetrics", "JSON", "HRV"]),
+        .target(name: "Workouts", dependencies: ["Classes", "Effort", "WearMetrics", "HRV"]),
         // The wall: a live page of every member's heart rate, served by `blegate run`.
         .target(
             name: "Wall",
@@ -179,7 +181,7 @@ let package = Package(
         .target(
             name: "BlegateRun",
             dependencies: [
-                "StrapLinks", "Cache", "Config", "Sync", "DBus", "HCI", "LinkPolicy", "HRV", "WearMetrics", "Wall", "Effort", "Classes", "Outbox", "Workouts", "PrintableText", "JSON", "SystemSupport", "Timing",
+                "StrapLinks", "Cache", "Config", "Sync", "DBus", "HCI", "LinkPolicy", "HRV", "WearMetrics", "Wall", "Effort", "Classes", "Outbox", "Workouts", "PrintableText", "SystemSupport", "Timing",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "SystemPackage", package: "swift-system"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -226,7 +228,7 @@ let package = Package(
         .target(
             name: "ScanStreamCommands",
             dependencies: [
-                "DBus", "BlueZ", "GATT", "HRV", "JSON", "WearMetrics", "StrapLinks", "LinkPolicy", "HCI",
+                "DBus", "BlueZ", "GATT", "HRV", "WearMetrics", "StrapLinks", "LinkPolicy", "HCI",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
             ]
@@ -244,7 +246,7 @@ let package = Package(
         .executableTarget(
             name: "blegate",
             dependencies: [
-                "ScanStreamCommands", "DBus", "GATT", "HRV", "JSON", "WearMetrics", "Simulator", "StrapLinks", "LinkPolicy",
+                "ScanStreamCommands", "DBus", "GATT", "HRV", "WearMetrics", "Simulator", "StrapLinks", "LinkPolicy",
                 "Doctor", "Config", "Cache", "BlegateRun", "Sync", "SystemSupport", "Classes", "Workouts", "Timing",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
@@ -271,7 +273,9 @@ let package = Package(
         .testTarget(name: "SystemSupportTests", dependencies: ["SystemSupport"]),
         .testTarget(name: "NotifySocketTests", dependencies: ["NotifySocket", "DBus", "BlegateTestSupport", "Timing"]),
         .testTarget(name: "HCITests", dependencies: ["HCI"]),
-        .testTarget(name: "GATTTests", dependencies: ["GATT", "JSON", "Timing"]),
+        .testTarget(name: "GATTTests", dependencies: ["GATT", "Timing"]),
+        // The JSON module while Sync and the backends still use it.
+        .testTarget(name: "JSONTests", dependencies: ["JSON"]),
         .testTarget(name: "HRVTests", dependencies: ["HRV", "Timing"], resources: [.copy("Fixtures")]),
         .testTarget(name: "WearMetricsTests", dependencies: ["WearMetrics", "Normalization", "GATT", "HRV"]),
         .testTarget(name: "SimulatorTests", dependencies: ["Simulator", "DBus", "BlegateTestSupport", "Timing"]),
@@ -293,7 +297,7 @@ let package = Package(
         .testTarget(name: "ClassesTests", dependencies: ["Classes"]),
         .testTarget(name: "PrintableTextTests", dependencies: ["PrintableText"]),
         // Workouts against hand-computed fixtures; the exports checked by Garmin's FIT SDK and xmllint.
-        .testTarget(name: "WorkoutsTests", dependencies: ["Workouts", "Effort", "WearMetrics", "JSON"]),
+        .testTarget(name: "WorkoutsTests", dependencies: ["Workouts", "Effort", "WearMetrics"]),
         // The wall in headless Chromium against the simulator, and its board without a browser.
         .testTarget(
             name: "WallTests",
@@ -307,7 +311,7 @@ let package = Package(
         .testTarget(
             name: "CacheTests",
             dependencies: [
-                "Cache", "Config", "Outbox", "WearMetrics", "GATT", "JSON", "BlegateTestSupport", "Timing", "Sync", "TestBackend", "BackendContract",
+                "Cache", "Config", "Outbox", "WearMetrics", "GATT", "BlegateTestSupport", "Timing", "Sync", "TestBackend", "BackendContract",
                 .product(name: "GRDB", package: "GRDB.swift"),
             ],
             // Caches written by earlier releases, opened from the source tree.
@@ -346,7 +350,7 @@ let package = Package(
             name: "RunTests",
             dependencies: [
                 "BlegateRun", "Simulator", "DBus", "BlueZ", "TestBackend", "Cache", "Config", "Sync", "GATT", "WearMetrics",
-                "BlegateTestSupport", "Normalization", "Outbox", "StrapLinks", "JSON", "Timing", "Classes", "BackendContract",
+                "BlegateTestSupport", "Normalization", "Outbox", "StrapLinks", "Timing", "Classes", "BackendContract",
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
