@@ -141,9 +141,9 @@ struct ScanCommandTests {
     /// (no Foundation in the tests either).
     static func lines(_ out: String) -> [String: String] {
         var byAddress: [String: String] = [:]
-        for line in out.split(separator: "\n") where line.hasPrefix("{\"address\":\"") {
-            let address = String(line.dropFirst(12).prefix(17))
-            byAddress[address] = String(line)
+        for line in out.split(separator: "\n") where line.hasPrefix("{") {
+            guard let key = line.firstRange(of: "\"address\":\"") else { continue }
+            byAddress[String(line[key.upperBound...].prefix(17))] = String(line)
         }
         return byAddress
     }

@@ -32,7 +32,7 @@ struct TwoGatewaysEndToEndTests {
         let a = try GatewayRoom(id: "room-a", backend: backend, token: tokens[0], extra: workouts)
         let b = try GatewayRoom(id: "room-b", backend: backend, token: tokens[1], extra: workouts)
         var members: [String: String] = [:]    // strap address → member
-        var silentFrom = ""                       // when the straps stopped (UTC, to the second)
+        var silentFrom = ""                       // when the straps were told to stop (UTC, to the second)
 
         // Room A's simulator has 5 straps, room B's the first 3 of the same seed: the same
         // addresses, so 3 straps are heard by both rooms and 2 by room A only.
@@ -104,9 +104,12 @@ struct TwoGatewaysEndToEndTests {
                     let stopped = await room.cli("class stop")
                     #expect(stopped.status == 0, "\(room.id): \(stopped.out)")
                 }
+                // Taken before the straps stop: values already on their way when they stop are
+                // read after the notify reader's gathering window and may still be pending at
+                // SIGTERM, in the cache for the next start (not lost).
+                silentFrom = String(ISO8601DateFormatter().string(from: Date()).prefix(19))
                 await simB.stop()
                 await simA.stop()
-                silentFrom = String(ISO8601DateFormatter().string(from: Date()).prefix(19))
                 #expect(await eventually(timeout: 90) {
                     guard let oa = await a.outbox(), let ob = await b.outbox() else { return false }
                     return oa.pending == 0 && ob.pending == 0
@@ -127,9 +130,10 @@ struct TwoGatewaysEndToEndTests {
 
     /// Every record a room measured is on the server under its id, or its second belongs to
     /// the other room; each strap-second has one owner. The one exception is a record still
-    /// pending in the outbox at shutdown that was made after the straps went silent: the HRV
-    /// engine reports on a strap's last minutes every 5 s after it stops, so one of those can
-    /// be appended between the drained outbox and SIGTERM; it waits for the next start.
+    /// pending in the outbox at shutdown that was made from the second the straps were told
+    /// to stop: the HRV engine reports on a strap's last minutes every 5 s after it stops, and
+    /// a last value can still be in the reader's gathering window, so one of those can be
+    /// appended between the drained outbox and SIGTERM; it waits for the next start.
     func checkRecords(_ database: DatabaseURL, _ a: GatewayRoom, _ b: GatewayRoom, silentFrom: String) async throws {
         let cachedA = try await a.cached(), cachedB = try await b.cached()
         let (stored, owners) = try await PostgresFixture.withClient(database) { c in
