@@ -62,9 +62,7 @@ let package = Package(
         .target(name: "NotifySocket", dependencies: ["CLinux", "DBus", "SystemSupport", "Timing"]),
 
         // Pure Swift.
-        // A JSON value with a deterministic writer and an RFC 8259 parser, no Foundation (still
-        // used by Sync, the backends and their tests).
-        .target(name: "JSON"),
+        // Decoders for every characteristic a gym meets, Encodable for `blegate decode`.
         .target(name: "GATT", dependencies: ["PrintableText"]),
         .target(name: "HRV"),
         // The Synheart WearMetrics record: fields, validation, its JSON writer and Codable form.
@@ -76,8 +74,7 @@ let package = Package(
         .target(name: "PrintableText"),
         .target(name: "BlueZ", dependencies: ["DBus", "PrintableText"]),
         // The cache-to-sync contract, so neither side depends on the other.
-        // JSON only for `WearMetrics(json:)`, which SyncTests still call; it goes with that module.
-        .target(name: "Outbox", dependencies: ["WearMetrics", "JSON"]),
+        .target(name: "Outbox", dependencies: ["WearMetrics"]),
         // The backend contract's checks of ids, times and every item a gateway sends
         // (docs/backend-openapi.yaml): both backends judge with them.
         .target(name: "BackendContract", dependencies: ["WearMetrics"]),
@@ -274,8 +271,6 @@ let package = Package(
         .testTarget(name: "NotifySocketTests", dependencies: ["NotifySocket", "DBus", "BlegateTestSupport", "Timing"]),
         .testTarget(name: "HCITests", dependencies: ["HCI"]),
         .testTarget(name: "GATTTests", dependencies: ["GATT", "Timing"]),
-        // The JSON module while Sync and the backends still use it.
-        .testTarget(name: "JSONTests", dependencies: ["JSON"]),
         .testTarget(name: "HRVTests", dependencies: ["HRV", "Timing"], resources: [.copy("Fixtures")]),
         .testTarget(name: "WearMetricsTests", dependencies: ["WearMetrics", "Normalization", "GATT", "HRV"]),
         .testTarget(name: "SimulatorTests", dependencies: ["Simulator", "DBus", "BlegateTestSupport", "Timing"]),

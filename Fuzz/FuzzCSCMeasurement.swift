@@ -14,7 +14,7 @@ public func fuzzTestOneInput(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt
         let packet = UnsafeRawBufferPointer(rebasing: buffer[(offset + 1)..<(offset + 1 + length)])
         offset += 1 + length
         guard let m = try? CSCMeasurement(bytes: packet) else { continue }
-        _ = m.json.serialized()
+        fuzzEncodeJSON(m)
         if let revs = m.cumulativeWheelRevolutions, let t = m.lastWheelEventTime {
             _ = wheel.update(revolutions: revs, eventTime: t, receivedAt: Double(offset))
         }

@@ -6,7 +6,7 @@
 public func fuzzTestOneInput(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
     let buffer = UnsafeRawBufferPointer(start: data, count: size)
     for c in [GATTCharacteristic.manufacturerName, .modelNumber, .serialNumber, .firmwareRevision, .hardwareRevision, .softwareRevision] {
-        if let decoded = try? GATTDecoder.decode(c, buffer: buffer) { _ = decoded.json.serialized() }
+        if let decoded = try? GATTDecoder.decode(c, buffer: buffer) { fuzzEncodeJSON(decoded) }
     }
     return 0
 }

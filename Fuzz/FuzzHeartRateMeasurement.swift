@@ -7,7 +7,7 @@ public func fuzzTestOneInput(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt
     let buffer = UnsafeRawBufferPointer(start: data, count: size)
     if let m = try? HeartRateMeasurement(bytes: buffer) {
         _ = m.rrIntervalsMilliseconds
-        _ = m.json.serialized()
+        fuzzEncodeJSON(m)
     }
     _ = try? HeartRateMeasurement(bytes: buffer, options: .strict)
     _ = try? HeartRateMeasurement(bytes: Array(buffer).dropFirst())   // a slice that does not start at 0

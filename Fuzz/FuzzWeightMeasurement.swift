@@ -5,6 +5,6 @@
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzTestOneInput(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
     let buffer = UnsafeRawBufferPointer(start: data, count: size)
-    if let decoded = try? GATTDecoder.decode(.weightMeasurement, buffer: buffer) { _ = decoded.json.serialized() }
+    if let decoded = try? GATTDecoder.decode(.weightMeasurement, buffer: buffer) { fuzzEncodeJSON(decoded) }
     return 0
 }

@@ -7,8 +7,8 @@
 #
 # SECONDS per decoder (default 600). Decoders are the names of Fuzz/Fuzz<Name>.swift
 # (e.g. HeartRateMeasurement RowerData); default: all of them, one after another, so
-# the run uses one core. Each target is Sources/JSON/*.swift and Sources/GATT/*.swift as
-# one module plus its entry file, compiled with -sanitize=fuzzer,address into .build-fuzz/. Corpora persist in
+# the run uses one core. Each target is Sources/PrintableText, Sources/GATT and
+# Fuzz/Support as one module plus its entry file, compiled with -sanitize=fuzzer,address into .build-fuzz/. Corpora persist in
 # .build-fuzz/corpus/<name>, crash inputs land in .build-fuzz/artifacts/, logs in
 # .build-fuzz/logs/. Exit status 1 if any target crashed.
 set -euo pipefail
@@ -28,15 +28,18 @@ else
     for f in Fuzz/Fuzz*.swift; do n=${f#Fuzz/Fuzz}; decoders+=("${n%.swift}"); done
 fi
 
-# The decoders and the JSON type they use, as one module (so without `import JSON`).
+# The decoders, what they import of ours and the entries' shared code, as one module (so
+# without `import PrintableText`).
 src="$out/src"
 rm -rf "$src" && mkdir -p "$src"
-for f in Sources/JSON/*.swift Sources/GATT/*.swift; do sed '/^import JSON$/d' "$f" > "$src/$(basename "$f")"; done
+for f in Sources/PrintableText/*.swift Sources/GATT/*.swift Fuzz/Support/*.swift; do
+    sed '/^import PrintableText$/d' "$f" > "$src/$(basename "$f")"
+done
 
 for d in "${decoders[@]}"; do
     [[ -f Fuzz/Fuzz$d.swift ]] || { echo "no such fuzz target: $d" >&2; exit 2; }
     bin="$out/bin/fuzz-$d"
-    if [[ -x $bin && -z ${FUZZ_REBUILD:-} ]] && [[ -z $(find Sources/JSON Sources/GATT "Fuzz/Fuzz$d.swift" -newer "$bin" -name '*.swift' | head -1) ]]; then
+    if [[ -x $bin && -z ${FUZZ_REBUILD:-} ]] && [[ -z $(find Sources/PrintableText Sources/GATT Fuzz/Support "Fuzz/Fuzz$d.swift" -newer "$bin" -name '*.swift' | head -1) ]]; then
         echo "== $d is up to date"
         continue
     fi

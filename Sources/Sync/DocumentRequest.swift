@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 import Outbox
+import WearMetrics
 
 /// The body of `POST`/`PUT /api/v1/workouts` and `POST /api/v1/profile-metrics`.
 ///
@@ -18,7 +19,7 @@ public enum DocumentRequest {
         var out: [UInt8] = []
         out.reserveCapacity(64 + documents.reduce(0) { $0 + $1.json.utf8.count + 1 })
         out.append(contentsOf: #"{"gateway_id":"#.utf8)
-        JSONText.appendString(gatewayID, to: &out)
+        JSONBytes.writeString(gatewayID, to: &out)
         out.append(contentsOf: ",\"\(arrayKey(kind))\":[".utf8)
         for (i, d) in documents.enumerated() {
             if i > 0 { out.append(UInt8(ascii: ",")) }

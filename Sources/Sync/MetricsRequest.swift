@@ -12,14 +12,14 @@ public enum MetricsRequest {
         out.reserveCapacity(64 + records.count * 420)
         var one: [UInt8] = []
         out.append(contentsOf: #"{"gateway_id":"#.utf8)
-        JSONText.appendString(gatewayID, to: &out)
+        JSONBytes.writeString(gatewayID, to: &out)
         out.append(contentsOf: #","records":["#.utf8)
         for (i, r) in records.enumerated() {
             if i > 0 { out.append(UInt8(ascii: ",")) }
             out.append(contentsOf: #"{"id":"#.utf8)
-            JSONText.appendString(r.id, to: &out)
+            JSONBytes.writeString(r.id, to: &out)
             out.append(contentsOf: #","client_id":"#.utf8)
-            if let c = r.clientID { JSONText.appendString(c, to: &out) } else { out.append(contentsOf: "null".utf8) }
+            if let c = r.clientID { JSONBytes.writeString(c, to: &out) } else { out.append(contentsOf: "null".utf8) }
             // The record's object without its opening brace.
             one.removeAll(keepingCapacity: true)
             r.record.appendJSON(to: &one)

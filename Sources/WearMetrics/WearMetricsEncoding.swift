@@ -123,8 +123,10 @@ struct AnyKey: CodingKey {
     init?(intValue: Int) { nil }
 }
 
-/// JSON strings and numbers as UTF-8 bytes, for `appendJSON`.
-enum JSONBytes {
+/// JSON strings and numbers as UTF-8 bytes, for `appendJSON` and the request bodies sync
+/// builds around its output (`MetricsRequest`, `DocumentRequest`), which only need a few
+/// ids quoted: `JSONEncoder` would mean an encoder and a `Data` per id on the hottest path.
+public enum JSONBytes {
     /// Shortest round-trip form; whole values below 2^53 without `.0` (and -0 as 0);
     /// NaN and infinities as `null`, which JSON cannot carry otherwise.
     static func writeNumber(_ d: Double, to out: inout [UInt8]) {
@@ -156,7 +158,7 @@ enum JSONBytes {
     }
 
     /// A JSON string literal: `"`, `\` and control characters escaped, the rest as is.
-    static func writeString(_ s: String, to out: inout [UInt8]) {
+    public static func writeString(_ s: String, to out: inout [UInt8]) {
         out.append(0x22)
         var s = s
         s.withUTF8 { utf8 in

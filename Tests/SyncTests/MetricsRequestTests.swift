@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 import BackendContract
+import Foundation
 import Outbox
 import Sync
 import TestBackend
@@ -36,6 +37,12 @@ struct MetricsRequestTests {
         #expect(members["id"]?.string == records[0].id && members["client_id"]?.string == "member-0")
         members["id"] = nil
         members["client_id"] = nil
-        #expect(try WearMetrics(jsonString: ContractValue.object(members).text) == records[0].record)
+        // A JSON object has no key order, so metrics and meta are compared by key.
+        let back = try JSONDecoder().decode(WearMetrics.self, from: Data(ContractValue.object(members).text.utf8))
+        let sent = records[0].record
+        #expect(back.timestamp == sent.timestamp && back.deviceID == sent.deviceID && back.source == sent.source)
+        #expect(back.rrIntervals == sent.rrIntervals)
+        #expect(back.metrics.keys.sorted() == sent.metrics.keys.sorted() && sent.metrics.keys.allSatisfy { back.metrics[$0] == sent.metrics[$0] })
+        #expect(back.meta.keys.sorted() == sent.meta.keys.sorted() && sent.meta.keys.allSatisfy { back.meta[$0] == sent.meta[$0] })
     }
 }
