@@ -159,13 +159,16 @@ let package = Package(
         .target(name: "Classes", dependencies: ["Timing", "TimeZoneFiles"]),
         // Max HR, zones, kcal and effort points: pure maths for the wall and workouts.
         .target(name: "Effort"),
+        // A class's summary as the wall, the coach page and the staff page show it: the
+        // zone-coloured heart-rate curve (SVG) and times in zones.
+        .target(name: "ClassSummary", dependencies: ["Effort"]),
         // A member's workout in a class from their strap's records, its JSON, FIT and TCX: pure maths.
         .target(name: "Workouts", dependencies: ["Classes", "Effort", "WearMetrics", "HRV"]),
         // The wall: a live page of every member's heart rate, served by `blegate run`.
         .target(
             name: "Wall",
             dependencies: [
-                "Effort", "WearMetrics", "Timing",
+                "Effort", "ClassSummary", "WearMetrics", "Timing",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -289,6 +292,7 @@ let package = Package(
         .testTarget(name: "DeploymentTests", dependencies: ["BlegateTestSupport"]),
         .testTarget(name: "ConfigTests", dependencies: ["Config", "Classes"]),
         .testTarget(name: "EffortTests", dependencies: ["Effort"]),
+        .testTarget(name: "ClassSummaryTests", dependencies: ["ClassSummary", "Effort"]),
         .testTarget(name: "ClassesTests", dependencies: ["Classes"]),
         .testTarget(name: "PrintableTextTests", dependencies: ["PrintableText"]),
         // Workouts against hand-computed fixtures; the exports checked by Garmin's FIT SDK and xmllint.
