@@ -176,12 +176,15 @@ let package = Package(
                 .product(name: "NIOHTTP1", package: "swift-nio"),
             ]
         ),
+        // The coach page on the wall's listener: PIN sign-in, sessions, forgery checks, and
+        // the page that runs a class from a tablet over `CoachActions`.
+        .target(name: "CoachPage", dependencies: ["Wall", "Timing"]),
         // `blegate run`: straps → cache → backend as one service group, the wall, classes,
         // the status socket.
         .target(
             name: "BlegateRun",
             dependencies: [
-                "StrapLinks", "Cache", "Config", "Sync", "DBus", "HCI", "LinkPolicy", "HRV", "WearMetrics", "Wall", "Effort", "Classes", "Outbox", "Workouts", "PrintableText", "SystemSupport", "Timing",
+                "StrapLinks", "Cache", "Config", "Sync", "DBus", "HCI", "LinkPolicy", "HRV", "WearMetrics", "Wall", "CoachPage", "ClassSummary", "Effort", "Classes", "Outbox", "Workouts", "PrintableText", "SystemSupport", "Timing",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "SystemPackage", package: "swift-system"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -293,6 +296,7 @@ let package = Package(
         .testTarget(name: "ConfigTests", dependencies: ["Config", "Classes"]),
         .testTarget(name: "EffortTests", dependencies: ["Effort"]),
         .testTarget(name: "ClassSummaryTests", dependencies: ["ClassSummary", "Effort"]),
+        .testTarget(name: "CoachPageTests", dependencies: ["CoachPage", "Wall"]),
         .testTarget(name: "ClassesTests", dependencies: ["Classes"]),
         .testTarget(name: "PrintableTextTests", dependencies: ["PrintableText"]),
         // Workouts against hand-computed fixtures; the exports checked by Garmin's FIT SDK and xmllint.
@@ -301,7 +305,7 @@ let package = Package(
         .testTarget(
             name: "WallTests",
             dependencies: [
-                "Wall", "Effort", "WearMetrics", "TestBackend", "BlegateTestSupport", "Simulator", "DBus",
+                "Wall", "ClassSummary", "Effort", "WearMetrics", "TestBackend", "BlegateTestSupport", "Simulator", "DBus",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],

@@ -89,9 +89,9 @@ final class ClassKeeper: Sendable {
 
     // MARK: Staff commands
 
-    func start(name: String, type: ClassType) async throws(ClassError) -> ClassSession {
+    func start(name: String, type: ClassType, plannedSeconds: Int? = nil) async throws(ClassError) -> ClassSession {
         let now = settings.now()
-        let session = try book.withLock { b throws(ClassError) in try b.start(name: name, type: type, at: now) }
+        let session = try book.withLock { b throws(ClassError) in try b.start(name: name, type: type, at: now, plannedSeconds: plannedSeconds) }
         logger.notice("class started", metadata: ["class": "\(session.name ?? "")", "type": "\(session.type.rawValue)"])
         await save()
         onChange(session, [])

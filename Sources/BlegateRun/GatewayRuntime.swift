@@ -6,6 +6,7 @@ import Foundation
 #endif
 import Cache
 import Classes
+import CoachPage
 import Config
 import DBus
 import SystemPackage
@@ -19,6 +20,7 @@ import Sync
 import Synchronization
 import WearMetrics
 import Timing
+import Wall
 
 /// Observers for benchmarks and tests; the service itself needs none.
 public struct RuntimeHooks: Sendable {
@@ -52,6 +54,7 @@ public final class GatewayRuntime: Sendable {
     let paired: PairedDevices
     let wall: WallHookup?
     let classes: ClassKeeper
+    let members: MemberDirectory
     let logger: Logger
     /// The one event loop thread of `blegate run`'s NIO parts (the wall's server and the
     /// backend client's connection): each part with a group of its own, or NIO's singleton
@@ -81,8 +84,10 @@ public final class GatewayRuntime: Sendable {
         self.logger = logger
         self.startedAt = .now
         let key: [UInt8]?
+        let coachPIN: String?
         do {
             key = try c.loadEncryptionKey()
+            coachPIN = try c.loadCoachPIN()
         } catch {
             throw RuntimeError(.configuration, error.description)
         }
@@ -130,7 +135,16 @@ public final class GatewayRuntime: Sendable {
         self.errors = errors
         self.facts = facts
         let cacheSink = CacheRecordSink(cache: cache, facts: facts, observer: hooks.onAppend)
-        let wall = WallHookup(configuration: c, cache: cache, errors: errors, group: eventLoops, logger: logger)
+        let members = MemberDirectory(client: client, cache: cache, configured: c.members, logger: logger)
+        self.members = members
+        let coachRoutes = DeferredRoutes(off: coachPIN == nil)
+        let wall = WallHookup(configuration: c, cache: cache, errors: errors, group: eventLoops, routes: coachRoutes, logger: logger)
+        if let board = wall?.board {
+            members.onChange {
+                let view = members.wallView()
+                board.setServerMembers(view.members, straps: view.straps)
+            }
+        }
         self.wall = wall
         var classLogger = logger
         classLogger[metadataKey: "component"] = "classes"
@@ -139,7 +153,7 @@ public final class GatewayRuntime: Sendable {
                                            idleCloseMs: c.workouts.idleClose.milliseconds,
                                            minDurationMs: c.workouts.minDuration.milliseconds,
                                            openGymType: c.workouts.openGymType),
-            cache: cache, workouts: WorkoutAssembler(configuration: c, cache: cache), logger: classLogger,
+            cache: cache, workouts: WorkoutAssembler(configuration: c, cache: cache, serverProfiles: { members.profiles() }), logger: classLogger,
             onChange: { current, _ in wall?.classChanged(current) },
             onSummary: { session, workouts in wall?.classEnded(session, workouts) })
         self.classes = classes
@@ -161,6 +175,13 @@ public final class GatewayRuntime: Sendable {
         self.bluetooth = bluetooth
         wall?.service.broadcaster.onWatchedChange { watched in
             bluetooth.setGather(watched ? LinkConfiguration.watchedNotifyGather : LinkConfiguration.unwatchedNotifyGather)
+        }
+        if let pin = coachPIN, let board = wall?.board {
+            var coachLogger = logger
+            coachLogger[metadataKey: "component"] = "coach"
+            coachRoutes.set(CoachRoutes(guardian: CoachGuard(pin: pin), actions: GatewayCoach(
+                configuration: c, classes: classes, bluetooth: bluetooth, cache: cache, client: client, sync: sync,
+                directory: members, paired: paired, board: board, logger: coachLogger)))
         }
 
         let socketPath = c.status.socket
@@ -251,9 +272,19 @@ public final class GatewayRuntime: Sendable {
             .init("memory", every: 60, body: { MallocTuning.trim() }),
         ]), "chores")
         services.insert(services.removeLast(), at: 0)
+        let members = self.members
+        if client != nil {
+            add(PeriodicTask("members", every: MemberDirectory.refresh, immediately: true, body: { await members.refresh() }), "members")
+        }
         if let wall {
             add(wall.service, "wall")
             add(wall.directory, "wall-directory")
+            let board = wall.board, bluetooth = self.bluetooth
+            add(PeriodicTask("wall-waiting", every: .seconds(2), immediately: true, body: {
+                board.updateWaiting(bluetooth.links.filter { WallHookup.waitingStates.contains($0.state) }.map {
+                    WallWaitingStrap(address: $0.address, reason: $0.reason ?? "waiting for a link")
+                })
+            }), "wall-waiting")
         }
         let notifier = SystemdNotifier()
         if let interval = notifier.watchdogInterval {

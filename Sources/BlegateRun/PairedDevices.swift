@@ -8,5 +8,6 @@ final class PairedDevices: Sendable {
 
     func contains(_ address: String) -> Bool { addresses.withLock { $0.contains(address.uppercased()) } }
     func insert(_ address: String) { _ = addresses.withLock { $0.insert(address.uppercased()) } }
+    func remove(_ address: String) { _ = addresses.withLock { $0.remove(address.uppercased()) } }
     func set(_ all: [String]) { addresses.withLock { $0 = Set(all.map { $0.uppercased() }) } }
 }

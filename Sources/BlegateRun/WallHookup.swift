@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 import Cache
+import ClassSummary
 import Classes
 import Config
 import Effort
@@ -43,9 +44,10 @@ struct WallHookup {
     let directory: PeriodicTask
 
     /// nil when `[display] listen = ""`.
-    init?(configuration c: GatewayConfiguration, cache: RecordCache, errors: ErrorLog, group: any EventLoopGroup, logger: Logger) {
+    init?(configuration c: GatewayConfiguration, cache: RecordCache, errors: ErrorLog, group: any EventLoopGroup,
+          routes: (any WallRoutes)? = nil, logger: Logger) {
         guard let listen = c.display.listen else { return nil }
-        let settings = WallSettings(host: listen.host, port: listen.port, gymName: c.display.gymName ?? c.gateway.id,
+        let settings = WallSettings(host: listen.host, port: listen.port, gymName: c.display.room ?? c.display.gymName ?? "Gym",
                                     members: c.members.mapValues(Self.member), lowBattery: c.display.lowBattery)
         let board = WallBoard(settings: settings, onLearned: { learned in
             Task { try? await cache.saveMetaText(key: Self.learnedKey, Self.encode(learned)) }
@@ -53,7 +55,7 @@ struct WallHookup {
         var wallLogger = logger
         wallLogger[metadataKey: "component"] = "wall"
         self.board = board
-        self.service = WallService(board: board, settings: settings, logger: wallLogger, group: group,
+        self.service = WallService(board: board, settings: settings, logger: wallLogger, group: group, routes: routes,
                                    onFailure: { errors.add(.config, $0) })
         let loaded = LoadOnce()
         directory = PeriodicTask("wall-directory", every: .seconds(5), immediately: true, body: {
@@ -73,14 +75,24 @@ struct WallHookup {
             return
         }
         board.classStarted(name: c.name ?? "Class", startMillis: c.startMs,
-                           plannedSeconds: c.plannedEndMs.map { Int(($0 - c.startMs) / 1000) })
+                           plannedSeconds: c.plannedSeconds ?? c.plannedEndMs.map { Int(($0 - c.startMs) / 1000) })
     }
 
-    /// A class ended: its summary from the members' workouts.
+    /// A class ended: its summary from the members' workouts, each with its curve.
     func classEnded(_ session: ClassSession, _ workouts: [(device: String, workout: WorkoutOutput)]) {
-        board.classEnded(name: session.name ?? "Class",
-                         rows: workouts.map { WallSummaryRow(device: $0.device, points: $0.workout.points, secondsInZone: $0.workout.secondsInZone) })
+        let start = session.startMs
+        let rows = workouts.map { w in
+            WallSummaryRow(device: w.device, points: w.workout.points, kcal: w.workout.kcal, secondsInZone: w.workout.secondsInZone,
+                           samples: w.workout.track.map { HeartRateCurve.Sample(second: Double($0.ms - start) / 1000, bpm: Double($0.bpm)) },
+                           workoutID: w.workout.id)
+        }
+        board.classEnded(name: session.name ?? "Class", rows: rows,
+                         durationSeconds: Double((session.endMs ?? start) - start) / 1000)
     }
+
+    /// The strap states the wall shows as waiting tiles: heard, no link yet, and no heart
+    /// rate from advertisements either.
+    static let waitingStates: Set<LinkState> = [.waiting, .waitingForLink, .connecting, .resolving, .backingOff]
 
     static func member(_ m: GatewayConfiguration.Member) -> WallMember {
         WallMember(name: m.name, profile: MemberProfile(age: m.age, maxHR: m.maxHR, restingHR: m.restingHR, weightKg: m.weightKg,
@@ -99,6 +111,28 @@ struct WallHookup {
             if parts.count == 2, let bpm = Int(parts[1]) { out[String(parts[0])] = bpm }
         }
         return out
+    }
+}
+
+/// The coach page's routes, set once the runtime's parts exist (the wall's server is made
+/// first); without a PIN the page says how to turn it on.
+final class DeferredRoutes: WallRoutes {
+    private let routes = Mutex<(any WallRoutes)?>(nil)
+    let off: Bool
+
+    init(off: Bool) { self.off = off }
+
+    func set(_ r: any WallRoutes) { routes.withLock { $0 = r } }
+
+    func handles(_ path: String) -> Bool { path == "/coach" || path.hasPrefix("/coach/") }
+
+    func respond(_ request: WallRequest) async -> WallResponse {
+        guard let r = routes.withLock({ $0 }) else {
+            return WallResponse(status: 404, text: off
+                ? "The coach page is off: put a PIN in a file (chmod 600) and name it in the configuration as [coach] pin_file.\n"
+                : "The coach page is starting.\n")
+        }
+        return await r.respond(request)
     }
 }
 

@@ -29,6 +29,10 @@ struct WorkoutOutput: Sendable {
     var durationSeconds: Int
     var points: Double
     var secondsInZone: [Int]
+    var kcal: Double? = nil
+    var id: String = ""
+    /// The heart-rate track (Unix ms, bpm), for the summary's curve.
+    var track: [(ms: Int64, bpm: Int)] = []
 }
 
 /// Where workouts wait for the backend.
@@ -54,6 +58,8 @@ struct WorkoutAssembler: Sendable {
     let defaultMaxHR: Int
     /// Maxima learned on the wall (by address or client id), higher than the profile's.
     let learnedMaxHR: @Sendable () async -> [String: Int]
+    /// Profiles from the backend (blegate-server) by client id, ahead of `members`.
+    var serverProfiles: @Sendable () -> [String: MemberProfile] = { [:] }
     /// One member's records → the workout JSON and its duration; nil when no heart rate.
     let make: @Sendable (WorkoutInput) -> WorkoutOutput?
 
@@ -112,6 +118,7 @@ struct WorkoutAssembler: Sendable {
             (d, Self.sameMember(d, among: heard, clientID: clientID, machines: machines))
         }, uniquingKeysWith: { a, _ in a })
         let learned = await learnedMaxHR()
+        let profiles = members.merging(serverProfiles()) { _, server in server }
         let weights = (try? await cache.latestWeights()) ?? [:]
         var stored: [(device: String, workout: WorkoutOutput)] = []
         // A few members at a time (with their machines): a class of 40 holds one member
@@ -131,7 +138,7 @@ struct WorkoutAssembler: Sendable {
             let machineRecords = strap ? others.filter { !Self.isStrap(group[$0] ?? []) }.flatMap { (group[$0] ?? []).map(\.record) } : []
             let entry = registry[device]
             let client = clientID(device)
-            var profile = Self.profile(device: device, clientID: client, members: members, learned: learned)
+            var profile = Self.profile(device: device, clientID: client, members: profiles, learned: learned)
             if let weight = client.flatMap({ weights[$0] }) {
                 profile = profile ?? MemberProfile()
                 profile?.weightKg = weight.value
@@ -155,7 +162,8 @@ extension RecordCache: WorkoutOutbox {
 
 extension WorkoutAssembler {
     /// The assembler of `blegate run`: profiles from `[members]`, maxima the wall learned.
-    init(configuration c: GatewayConfiguration, cache: RecordCache) {
+    init(configuration c: GatewayConfiguration, cache: RecordCache,
+         serverProfiles: @escaping @Sendable () -> [String: MemberProfile] = { [:] }) {
         self.init(gatewayID: c.gateway.id, cache: cache, outbox: cache,
                   members: c.members.mapValues { WallHookup.member($0).profile },
                   machines: c.members.compactMapValues { $0.machines.isEmpty ? nil : $0.machines }, defaultMaxHR: c.effort.defaultMaxHR,
@@ -163,6 +171,7 @@ extension WorkoutAssembler {
                       guard let text = try? await cache.loadMetaText(key: WallHookup.learnedKey) else { return [:] }
                       return WallHookup.decode(text)
                   },
+                  serverProfiles: serverProfiles,
                   make: WorkoutAssembler.compute)
     }
 
@@ -179,7 +188,8 @@ extension WorkoutAssembler {
             profile: input.profile, defaultMaxHR: input.defaultMaxHR)
         guard let workout = WorkoutBuilder.build(request, records: input.records, machines: input.machines) else { return nil }
         return WorkoutOutput(json: workout.jsonString, durationSeconds: workout.durationSeconds,
-                             points: workout.effortPoints, secondsInZone: workout.secondsInZone)
+                             points: workout.effortPoints, secondsInZone: workout.secondsInZone, kcal: workout.caloriesActive,
+                             id: workout.id, track: workout.samples.map { ($0.time.millisecondsSince1970, $0.heartRate) })
     }
 }
 

@@ -37,7 +37,7 @@ public struct ClassBook: Sendable, Equatable, Codable {
     // MARK: Staff commands
 
     /// `blegate class start`.
-    public mutating func start(name: String, type: ClassType, at ms: Int64) throws(ClassError) -> ClassSession {
+    public mutating func start(name: String, type: ClassType, at ms: Int64, plannedSeconds: Int? = nil) throws(ClassError) -> ClassSession {
         if let c = current {
             throw ClassError(.alreadyRunning, "a class is already running: \(c.name ?? "unnamed") since \(c.startMs) (stop it first with `blegate class stop`)")
         }
@@ -45,7 +45,8 @@ public struct ClassBook: Sendable, Equatable, Codable {
         guard !trimmed.isEmpty, trimmed.count <= 80, !trimmed.unicodeScalars.contains(where: { $0.value < 0x20 }) else {
             throw ClassError(.badName, "a class name is 1 to 80 printable characters, e.g. --name \"Spin 07:00\"")
         }
-        let session = ClassSession(key: "manual/\(ms)", name: trimmed, type: type, origin: .manual, startMs: ms)
+        var session = ClassSession(key: "manual/\(ms)", name: trimmed, type: type, origin: .manual, startMs: ms)
+        session.plannedSeconds = plannedSeconds
         begin(session)
         return session
     }

@@ -27,6 +27,9 @@ public struct ClassSession: Sendable, Equatable, Codable {
     public var plannedEndMs: Int64?
     /// The one strap an open-gym session is about; nil for a class (every strap heard).
     public var device: String?
+    /// A class started by hand with a planned length (the coach page): shown with its
+    /// timer, it does not end the class (a coach may run over).
+    public var plannedSeconds: Int?
 
     public init(key: String, name: String?, type: ClassType, origin: Origin, startMs: Int64, endMs: Int64? = nil, plannedEndMs: Int64? = nil,
                 device: String? = nil) {

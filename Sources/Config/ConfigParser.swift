@@ -69,6 +69,7 @@ extension GatewayConfiguration {
             case "cache": try section.read(into: &config.cache)
             case "backend": try section.read(into: &config.backend)
             case "display": try section.read(into: &config.display)
+            case "coach": try section.read(into: &config.coach)
             case "workouts": try section.read(into: &config.workouts)
             case "effort": try section.read(into: &config.effort)
             default: try section.read(into: &config.status)

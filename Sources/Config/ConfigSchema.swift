@@ -46,7 +46,11 @@ enum ConfigSchema {
         ("display", [
             ("listen", #"listen = "0.0.0.0:8080""#),
             ("gym_name", #"gym_name = "North Gym""#),
+            ("room", #"room = "Spin studio""#),
             ("low_battery", "low_battery = 0.15"),
+        ]),
+        ("coach", [
+            ("pin_file", #"pin_file = "/etc/blegate/coach-pin""#),
         ]),
         ("workouts", [
             ("idle_close", #"idle_close = "10m""#),

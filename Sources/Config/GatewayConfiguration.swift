@@ -15,6 +15,7 @@ public struct GatewayConfiguration: Sendable, Equatable {
     public var backend = Backend()
     public var status = Status()
     public var display = Display()
+    public var coach = Coach()
     /// `[members."<address or client id>"]`: names and profiles for the wall.
     public var members: [String: Member] = [:]
     public var workouts = Workouts()
@@ -127,10 +128,19 @@ public struct GatewayConfiguration: Sendable, Equatable {
     public struct Display: Sendable, Equatable {
         /// nil = no wall (`listen = ""`).
         public var listen: ListenAddress? = ListenAddress(host: "0.0.0.0", port: 8080)
-        /// The header's title; nil = `gateway.id`.
+        /// The gym's name, the header's title when no `room` is named.
         public var gymName: String?
+        /// The room the wall is in, the header's title; nil = `gym_name`, else "Gym".
+        public var room: String?
         /// Battery fraction (0 to 1) at or below which a tile shows the low-battery mark.
         public var lowBattery = 0.15
+        public init() {}
+    }
+
+    /// `[coach]`: the coach page on the wall's listener (`/coach`), only with a PIN.
+    public struct Coach: Sendable, Equatable {
+        /// A file holding the coach PIN (4 to 32 characters, its first line); nil = no coach page.
+        public var pinFile: String?
         public init() {}
     }
 

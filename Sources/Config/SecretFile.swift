@@ -126,6 +126,19 @@ extension GatewayConfiguration {
         return try SecretFile.readKey(path: path)
     }
 
+    /// The coach PIN (`[coach] pin_file`: 4 to 32 characters on one line, the file
+    /// readable by its owner only), or nil when there is no coach page.
+    public func loadCoachPIN() throws(ConfigError) -> String? {
+        guard let path = coach.pinFile else { return nil }
+        let example = "printf '%s' 482913 > \(path) && chmod 600 \(path)"
+        let pin = try SecretFile.readToken(path: path, key: "coach.pin_file")
+        guard (4...32).contains(pin.count) else {
+            throw ConfigError(.unreadableFile, key: "coach.pin_file", problem: "\(path) must hold a PIN of 4 to 32 characters, got \(pin.count)",
+                              example: example)
+        }
+        return pin
+    }
+
     /// The backend bearer token, or nil when no token file is configured.
     public func loadBackendToken() throws(ConfigError) -> String? {
         guard let path = backend.tokenFile else { return nil }

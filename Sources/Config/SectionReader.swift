@@ -240,7 +240,20 @@ struct SectionReader {
             guard g.count <= 80 else { throw fail(.badValue, "gym_name", "must be at most 80 characters, got \(g.count)") }
             d.gymName = g
         }
+        if let r = try string("room") {
+            guard r.count <= 80 else { throw fail(.badValue, "room", "must be at most 80 characters, got \(r.count)") }
+            d.room = r
+        }
         if let b = try number("low_battery", 0...1) { d.lowBattery = b }
+    }
+
+    func read(into c: inout GatewayConfiguration.Coach) throws(ConfigError) {
+        if let f = try string("pin_file", nonEmpty: false) {
+            if f.isEmpty { c.pinFile = nil } else {
+                guard f.hasPrefix("/") else { throw fail(.badValue, "pin_file", "must be an absolute path, got \"\(f)\"") }
+                c.pinFile = f
+            }
+        }
     }
 
     func readMember() throws(ConfigError) -> GatewayConfiguration.Member {

@@ -183,19 +183,22 @@ public final class BackendClient: Sendable {
         var body: [UInt8]
     }
 
-    private func exchange(_ endpoint: String, body: String, method: HTTPMethod = .POST,
-                          outboxDepth: Int? = nil) async throws(BackendError) -> Response {
+    /// One request; `body` nil sends none (a GET).
+    func exchange(_ endpoint: String, body: String?, method: HTTPMethod = .POST,
+                  outboxDepth: Int? = nil) async throws(BackendError) -> Response {
         var request = HTTPClientRequest(url: endpoint)
         request.method = method
-        request.headers.add(name: "Content-Type", value: "application/json")
+        if body != nil { request.headers.add(name: "Content-Type", value: "application/json") }
         request.headers.add(name: "Accept", value: "application/json")
         request.headers.add(name: "User-Agent", value: "blegate")
         request.headers.add(name: "Blegate-Version", value: BlegateVersion.current)
         if let outboxDepth { request.headers.add(name: "Blegate-Outbox-Depth", value: String(outboxDepth)) }
         if let token = token.token { request.headers.add(name: "Authorization", value: "Bearer " + token) }
         do {
-            request.headers.add(name: "Content-Encoding", value: "gzip")
-            request.body = .bytes(try Gzip.compress(body))
+            if let body {
+                request.headers.add(name: "Content-Encoding", value: "gzip")
+                request.body = .bytes(try Gzip.compress(body))
+            }
         } catch {
             throw BackendError(kind: .invalidConfiguration, endpoint: endpoint, message: "cannot gzip the request body: \(error)")
         }

@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: MIT
+import ClassSummary
 import Effort
 import Synchronization
 import WearMetrics
@@ -37,12 +38,23 @@ public final class WallBoard: Sendable {
         var learned: [String: Int] = [:]
         /// Weights measured by a scale, by client id: newer than the configuration's.
         var weights: [String: Double] = [:]
+        /// Members from the backend (blegate-server), by client id, and who wears each strap
+        /// there: ahead of the configuration's `[members]`.
+        var serverMembers: [String: WallMember] = [:]
+        var serverStraps: [String: String] = [:]
+        /// Straps heard but waiting for a link, by address.
+        var waiting: [String: WallWaitingStrap] = [:]
         var changed = true
         var lastFrameAt = -Double.infinity
         var sequence = 0
         var running: RunningClass?
         /// The last class's summary, until `until` (monotonic seconds).
         var summary: (name: String, rows: [WallSummaryRow], until: Double)?
+        /// The last class's summary (kept after the wall stops showing it, for the coach
+        /// page), drawn once, and how often one was drawn (the page fetches it by that).
+        var lastSummary: (name: String, members: [SummaryView.Member])?
+        var summaryHTML: String?
+        var summaryNumber = 0
     }
 
     struct RunningClass {
@@ -51,8 +63,13 @@ public final class WallBoard: Sendable {
         var plannedSeconds: Int?
     }
 
-    /// How long the summary of a class that ended stays on the screen.
-    public static let summarySeconds = 60.0
+    /// How long the summary of a class that ended stays on the screen: long enough for a
+    /// class to find their names on the way out.
+    public static let summarySeconds = 120.0
+
+    /// Tiles a screen holds (1920×1080 and 1280×720, docs/wall.md); straps waiting for a
+    /// link past this are a counter in the header.
+    public static let capacity = 48
 
     let settings: WallSettings
     let clock: @Sendable () -> Double
@@ -81,6 +98,26 @@ public final class WallBoard: Sendable {
         }
     }
 
+    /// Members and strap owners from the backend; replaces the previous set.
+    public func setServerMembers(_ members: [String: WallMember], straps: [String: String]) {
+        state.withLock { s in
+            s.serverMembers = members
+            s.serverStraps = Dictionary(straps.map { ($0.key.uppercased(), $0.value) }, uniquingKeysWith: { a, _ in a })
+            s.changed = true
+        }
+    }
+
+    /// The straps waiting for a link now; replaces the previous set.
+    public func updateWaiting(_ straps: [WallWaitingStrap]) {
+        state.withLock { s in
+            let next = Dictionary(straps.map { ($0.address, $0) }, uniquingKeysWith: { a, _ in a })
+            if next != s.waiting {
+                s.waiting = next
+                s.changed = true
+            }
+        }
+    }
+
     /// The latest weight each member's scale measured (kg by client id); kcal use it.
     public func setWeights(_ weights: [String: Double]) {
         state.withLock { $0.weights = weights }
@@ -102,22 +139,68 @@ public final class WallBoard: Sendable {
         }
     }
 
-    /// A class ended: the header clears, and its summary (from the members' workouts)
-    /// fills the screen for `summarySeconds`.
-    public func classEnded(name: String, rows: [WallSummaryRow]) {
+    /// A class ended: the header clears, and its summary (from the members' workouts and
+    /// the heart rates heard) fills the screen for `summarySeconds`.
+    public func classEnded(name: String, rows: [WallSummaryRow], durationSeconds: Double = 0) {
         let now = clock()
         state.withLock { s in
             s.running = nil
-            s.summary = rows.isEmpty ? nil : (name, rows.sorted { $0.points > $1.points }, now + Self.summarySeconds)
+            let sorted = rows.sorted { $0.points > $1.points }
+            s.summary = rows.isEmpty ? nil : (name, sorted, now + Self.summarySeconds)
+            if !rows.isEmpty {
+                let members = sorted.map { row in
+                    let maxHR = Double(self.maxHR(row.device, s))
+                    let resting = self.member(row.device, s).member?.profile.restingHR.map(Double.init)
+                    let curve = HeartRateCurve(durationSeconds: max(durationSeconds, row.samples.last?.second ?? 1), maxHR: maxHR, restingHR: resting)
+                    return SummaryView.Member(device: row.device, name: summaryName(row.device, s), points: row.points, kcal: row.kcal,
+                                              secondsInZone: row.secondsInZone, svg: curve.svg(row.samples), workoutID: row.workoutID)
+                }
+                s.lastSummary = (name, members)
+                s.summaryNumber += 1
+                s.summaryHTML = SummaryView.html(title: name + ": well done", members: members)
+            }
             s.changed = true
         }
     }
 
-    /// The key learned maxima are kept under, and the configured member, if any.
+    /// The summary on the screen now, as HTML (`GET /summary`).
+    public func summaryHTML() -> String? {
+        state.withLock { s in s.summary == nil ? nil : s.summaryHTML }
+    }
+
+    /// The last class's summary, shown or not (the coach page), and its number (one more
+    /// for every class that ended with a summary).
+    public func lastSummary() -> (name: String, members: [SummaryView.Member], number: Int)? {
+        state.withLock { s in s.lastSummary.map { ($0.name, $0.members, s.summaryNumber) } }
+    }
+
+    public var summaryNumber: Int { state.withLock { $0.summaryNumber } }
+
+    /// The maximum a member's zones are drawn against: learned, else their profile's, else
+    /// the estimate every tile starts from.
+    func maxHR(_ deviceID: String, _ s: State) -> Int {
+        if let learned = s.tiles[deviceID]?.learner?.maximum { return learned }
+        let (key, member) = self.member(deviceID, s)
+        let base = member.flatMap { MaxHeartRate.of($0.profile) }?.bpm ?? Int(MaxHeartRate.tanaka(age: Self.fallbackAge).rounded())
+        return max(base, s.learned[key] ?? 0)
+    }
+
+    /// The key learned maxima are kept under, and the member: the backend's, else the
+    /// configuration's, if any.
     func member(_ deviceID: String, _ s: State) -> (key: String, member: WallMember?) {
-        let clientID = s.directory[deviceID]?.clientID
-        let member = clientID.flatMap { settings.members[$0] } ?? settings.members[deviceID]
+        let clientID = s.directory[deviceID]?.clientID ?? s.serverStraps[deviceID]
+        let member = clientID.flatMap { s.serverMembers[$0] ?? settings.members[$0] } ?? settings.members[deviceID]
         return (clientID ?? deviceID, member)
+    }
+
+    /// Display name and member of a strap, for the coach page.
+    public func strapMember(_ deviceID: String) -> (name: String, clientID: String?, member: WallMember?) {
+        state.withLock { s in
+            let id = deviceID.uppercased()
+            let (key, member) = self.member(id, s)
+            let clientID = s.directory[id]?.clientID ?? s.serverStraps[id]
+            return (summaryName(id, s), clientID ?? (member != nil && key != id ? key : nil), member)
+        }
     }
 
     public func ingest(_ record: WearMetrics, isDeviceRecord: Bool) {
@@ -208,7 +291,7 @@ public final class WallBoard: Sendable {
     func displayName(_ id: String, _ s: State) -> (name: String, isNew: Bool) {
         let entry = s.directory[id]
         let (_, member) = self.member(id, s)
-        let isNew = entry?.clientID == nil && member?.name == nil
+        let isNew = entry?.clientID == nil && s.serverStraps[id] == nil && member?.name == nil
         return (member?.name ?? (isNew ? "New" : entry?.name ?? "Strap " + ShortID.of(id)), isNew)
     }
 
@@ -221,13 +304,8 @@ public final class WallBoard: Sendable {
         let running = s.running.map { c in
             WallFrame.RunningClass(name: c.name, elapsed: max(0, (wallMillis() - c.startMillis) / 1000), length: c.plannedSeconds)
         }
-        let summary = s.summary.map { summary in
-            WallFrame.Summary(name: summary.name, rows: summary.rows.map { row in
-                WallFrame.SummaryRow(id: row.device, name: summaryName(row.device, s), pts: Int(row.points.rounded()),
-                                     min: row.secondsInZone.map { Int((Double($0) / 60).rounded()) })
-            })
-        }
-        let tiles = s.tiles.sorted(by: { $0.value.slot < $1.value.slot }).map { id, t in
+        let summary = s.summary.map { WallFrame.Summary(name: $0.name, number: s.summaryNumber, count: $0.rows.count) }
+        var tiles = s.tiles.sorted(by: { $0.value.slot < $1.value.slot }).map { id, t in
             let (name, isNew) = displayName(id, s)
             let low = s.batteries[id].map { $0 <= settings.lowBattery } ?? false
             return WallFrame.Tile(id: id, slot: t.slot, name: name, short: isNew ? ShortID.of(id) : nil, hr: t.hr,
@@ -235,7 +313,23 @@ public final class WallBoard: Sendable {
                                   kcal: t.tally.kcal.map { Int($0) }, low: low ? true : nil, state: t.state.rawValue,
                                   t: t.recordMillis)
         }
-        let frame = WallFrame(seq: s.sequence, gym: settings.gymName, class: running, summary: summary, tiles: tiles)
+        // Waiting straps take the places after the heard ones, in address order, as far
+        // as the screen has room; the rest are a count.
+        var slot = (tiles.map(\.slot).max() ?? -1) + 1
+        var more = 0
+        for (id, w) in s.waiting.sorted(by: { $0.key < $1.key }) where s.tiles[id] == nil {
+            guard tiles.count < Self.capacity else {
+                more += 1
+                continue
+            }
+            let (name, isNew) = displayName(id, s)
+            let low = s.batteries[id].map { $0 <= settings.lowBattery } ?? false
+            tiles.append(WallFrame.Tile(id: id, slot: slot, name: name, short: isNew ? ShortID.of(id) : nil, hr: 0, pct: 0, zone: 0,
+                                        est: true, pts: 0, kcal: nil, low: low ? true : nil, state: "waiting", t: 0, why: w.reason))
+            slot += 1
+        }
+        let frame = WallFrame(seq: s.sequence, gym: settings.gymName, class: running, summary: summary, tiles: tiles,
+                              waiting: s.waiting.keys.filter { s.tiles[$0] == nil }.count, waitingHidden: more > 0 ? more : nil)
         // Every field is a string, a whole number, a Bool or an array of them: nothing to fail.
         return (try? String(decoding: WallFrame.encoder.encode(frame), as: UTF8.self)) ?? "{}"
     }

@@ -9,6 +9,9 @@ struct WallFrame: Encodable {
     var `class`: RunningClass?
     var summary: Summary?
     var tiles: [Tile]
+    /// Straps waiting for a link (tiles or not), and those past the screen's room.
+    var waiting: Int = 0
+    var waitingHidden: Int?
 
     struct RunningClass: Encodable {
         var name: String
@@ -18,18 +21,12 @@ struct WallFrame: Encodable {
         var length: Int?
     }
 
-    /// The last class's points and minutes per zone, shown for a minute after it ends.
+    /// The last class's summary, shown for `WallBoard.summarySeconds` after it ends: the
+    /// page fetches `/summary` (drawn once) when `number` changes, so frames stay small.
     struct Summary: Encodable {
         var name: String
-        var rows: [SummaryRow]
-    }
-
-    struct SummaryRow: Encodable {
-        var id: String
-        var name: String
-        var pts: Int
-        /// Whole minutes in zones 0 to 5.
-        var min: [Int]
+        var number: Int
+        var count: Int
     }
 
     struct Tile: Encodable {
@@ -48,8 +45,10 @@ struct WallFrame: Encodable {
         /// Present (true) when the strap's battery is at or below the wall's threshold.
         var low: Bool?
         var state: String
-        /// The tile's record time, Unix ms.
+        /// The tile's record time, Unix ms (0 for a strap waiting for a link).
         var t: Int64
+        /// Why a waiting strap has no link yet.
+        var why: String?
     }
 
     /// Nil fields are left out, as the page expects.

@@ -42,19 +42,34 @@ main{flex:1 1 auto;display:grid;gap:.6vmin;padding:.6vmin;min-height:0}
 .tile .zone{font-size:calc(var(--u)*.75);font-weight:bold;border:calc(var(--u)*.06) solid #fff;border-radius:calc(var(--u)*.15);padding:0 calc(var(--u)*.15)}
 .tile .pct{font-size:calc(var(--u)*.62)}
 .tile .bottom{font-size:calc(var(--u)*.5);font-variant-numeric:tabular-nums}
-.tile[data-zone="0"]{--zc:#4b5563}.tile[data-zone="1"]{--zc:#6b7a8c}.tile[data-zone="2"]{--zc:#1f6fd1}
+/* Z0 is neutral grey with no badge border, Z1 a distinct slate teal: told apart at a glance. */
+.tile[data-zone="0"]{--zc:#3f454d}.tile[data-zone="1"]{--zc:#0f7480}.tile[data-zone="2"]{--zc:#1f5fd1}
 .tile[data-zone="3"]{--zc:#1e8e3e}.tile[data-zone="4"]{--zc:#d97706}.tile[data-zone="5"]{--zc:#c62828}
+.tile[data-zone="0"] .zone{border-style:dashed;opacity:.8}
 .tile.new{outline:calc(var(--u)*.08) dashed #fff;outline-offset:calc(var(--u)*-.12)}
 .tile[data-state="stale"]{--zc:#3a3f47;color:#9aa3ad}
 .tile[data-state="gone"]{--zc:#22262c;color:#6b7280}
-#summary{display:none;flex:1 1 auto;padding:2vh 3vw;overflow:hidden;font-size:min(3.2vh,2.4vw)}
-body.summary #summary{display:block}
+.tile[data-state="waiting"]{--zc:#1b2028;color:#c9d1d9;border:calc(var(--u)*.08) dashed #8b949e}
+.tile[data-state="waiting"] .hr{font-size:calc(var(--u)*.55);font-weight:normal;white-space:normal;line-height:1.15}
+.tile[data-state="waiting"] .zone,.tile[data-state="waiting"] .bottom{visibility:hidden}
+#waiting-more{font-size:.8em;padding:.1em .5em;border-radius:.3em;background:#b26b00;color:#fff}
+#waiting-more:empty{display:none}
+#summary{display:none;flex:1 1 auto;padding:1.2vh 1.5vw;overflow:hidden;min-height:0;flex-direction:column}
+body.summary #summary{display:flex}
 body.summary main{display:none}
-#summary h1{font-size:1.6em;margin-bottom:1.5vh}
-#summary table{width:100%;border-collapse:collapse;font-variant-numeric:tabular-nums}
-#summary th,#summary td{padding:.25em .5em;text-align:right;border-bottom:1px solid #30363d}
-#summary th:first-child,#summary td:first-child{text-align:left}
-#summary td.z1{color:#9fb0c3}#summary td.z2{color:#5aa2ff}#summary td.z3{color:#4cc46a}#summary td.z4{color:#f5a524}#summary td.z5{color:#ff5c5c}
+#summary .summary{display:flex;flex-direction:column;height:100%;min-height:0}
+#summary .summary-title{font-size:min(4vh,2.6vw);margin-bottom:1vh;display:flex;justify-content:space-between}
+#summary .summary-cards{flex:1 1 auto;display:grid;gap:1vmin;min-height:0}
+#summary .summary-member{display:none;flex-direction:column;min-width:0;min-height:0;overflow:hidden;background:#161b22;
+  border:1px solid #30363d;border-radius:1vmin;padding:.5em .7em;font-size:var(--su,16px);font-variant-numeric:tabular-nums}
+#summary .summary-member.shown{display:flex}
+.sm-head{display:flex;justify-content:space-between;gap:.5em;white-space:nowrap}
+.sm-name{font-weight:bold;overflow:hidden;text-overflow:ellipsis;min-width:0}
+.sm-curve{flex:1 1 auto;min-height:0;margin:.3em 0}
+.sm-curve svg{width:100%;height:100%;display:block}
+.sm-zones{display:grid;grid-template-columns:repeat(5,1fr);gap:.2em;font-size:.85em;white-space:nowrap}
+.sm-zones span{text-align:center;border-radius:.3em;padding:.05em 0;background:#0d1117}
+.sm-zones .z1{color:#5fd3df}.sm-zones .z2{color:#6ea8ff}.sm-zones .z3{color:#4cc46a}.sm-zones .z4{color:#f5a524}.sm-zones .z5{color:#ff5c5c}
 #empty{grid-column:1/-1;grid-row:1/-1;align-self:center;justify-self:center;font-size:4vh;opacity:.6}
 </style>
 </head>
@@ -62,13 +77,12 @@ body.summary main{display:none}
 <div id="page">
 <header>
   <div id="gym"></div>
+  <div id="waiting-more" data-field="waiting-more"></div>
   <div class="class" id="class"><span id="class-name" data-field="class-name"></span><span id="class-timer" data-field="class-timer"></span></div>
   <div id="clock"></div>
 </header>
 <main id="grid"><div id="empty">Waiting for heart-rate straps…</div></main>
-<section id="summary"><h1 id="summary-title"></h1>
-<table><thead><tr><th>Member</th><th>Points</th><th>Z1 min</th><th>Z2 min</th><th>Z3 min</th><th>Z4 min</th><th>Z5 min</th></tr></thead>
-<tbody id="summary-rows"></tbody></table></section>
+<section id="summary"></section>
 </div>
 <div id="offline">Lost the gateway: reconnecting…</div>
 <script>
@@ -94,29 +108,52 @@ function showTimer() {
   set(node, clockText(elapsed) + (timer.length ? " / " + clockText(timer.length) : ""));
 }
 
+// The summary is drawn by the gateway once per class (`GET /summary`); the page fits its
+// cards in a grid of cards at least 230×150 px and pages through them every 10 s when a
+// screen holds fewer than the class.
+let summaryPage = 0, summaryPages = 1, summaryTimer = null;
 function showSummary(summary) {
   document.body.classList.toggle("summary", !!summary);
-  if (!summary) { summaryKey = ""; return; }
-  const key = JSON.stringify(summary);
+  const box = document.getElementById("summary");
+  if (!summary) { summaryKey = ""; box.textContent = ""; return; }
+  const key = String(summary.number);
   if (key === summaryKey) return;
   summaryKey = key;
-  set(document.getElementById("summary-title"), summary.name + ": well done");
-  const body = document.getElementById("summary-rows");
-  body.textContent = "";
-  for (const r of summary.rows) {
-    const tr = el("tr", "", body);
-    tr.dataset.deviceId = r.id;
-    el("td", "", tr).textContent = r.name;
-    const pts = el("td", "", tr);
-    pts.textContent = String(r.pts);
-    pts.dataset.field = "points";
-    for (let z = 1; z <= 5; z++) {
-      const td = el("td", "z" + z, tr);
-      td.textContent = String(r.min[z]);
-      td.dataset.field = "z" + z;
-    }
-  }
+  fetch("summary", {cache: "no-store"}).then(r => r.ok ? r.text() : "").then(html => {
+    if (summaryKey !== key) return;
+    box.innerHTML = html;
+    summaryPage = 0;
+    fitSummary();
+  }).catch(() => { summaryKey = ""; });
 }
+
+function fitSummary() {
+  const cards = document.querySelector("#summary .summary-cards");
+  if (!cards) return;
+  const all = Array.from(cards.querySelectorAll(".summary-member"));
+  const W = cards.clientWidth, H = cards.clientHeight, n = Math.max(all.length, 1);
+  let c = Math.max(1, Math.min(n, Math.floor(W / 230))), r = Math.max(1, Math.floor(H / 150));
+  while (c * r > n && r > 1 && c * (r - 1) >= n) r--;
+  while (c * r > n && c > 1 && (c - 1) * r >= n) c--;
+  const per = c * r;
+  summaryPages = Math.ceil(all.length / per);
+  if (summaryPage >= summaryPages) summaryPage = 0;
+  cards.style.gridTemplateColumns = "repeat(" + c + ", minmax(0, 1fr))";
+  cards.style.gridTemplateRows = "repeat(" + r + ", minmax(0, 1fr))";
+  cards.style.setProperty("--su", Math.max(11, Math.min(W / c / 14, H / r / 7.5)).toFixed(1) + "px");
+  all.forEach((e, i) => e.classList.toggle("shown", Math.floor(i / per) === summaryPage));
+  const title = document.querySelector("#summary .summary-title");
+  if (title) title.dataset.pages = summaryPages > 1 ? (summaryPage + 1) + " / " + summaryPages : "";
+  let pager = document.getElementById("summary-pager");
+  if (title && !pager) { pager = el("span", "", title); pager.id = "summary-pager"; }
+  if (pager) set(pager, summaryPages > 1 ? "page " + (summaryPage + 1) + " of " + summaryPages : "");
+}
+
+setInterval(() => {
+  if (!document.body.classList.contains("summary") || summaryPages < 2) return;
+  summaryPage = (summaryPage + 1) % summaryPages;
+  fitSummary();
+}, 10000);
 
 function el(tag, cls, parent) {
   const e = document.createElement(tag);
@@ -172,6 +209,7 @@ function layout(n) {
 function apply(frame) {
   window.wallFrames++;
   set(document.getElementById("gym"), frame.gym);
+  set(document.getElementById("waiting-more"), frame.waitingHidden ? "+" + frame.waitingHidden + " waiting for a link" : "");
   set(document.getElementById("class-name"), frame.class ? frame.class.name : "");
   timer = frame.class ? {elapsed: frame.class.elapsed, length: frame.class.length, at: Date.now()} : null;
   showTimer();
@@ -190,12 +228,13 @@ function apply(frame) {
     set(t.name, f.short !== undefined ? f.name + " \u00b7 " + f.short : f.name);
     if (t.root.dataset.state !== f.state) t.root.dataset.state = f.state;
     if (t.root.dataset.zone !== String(f.zone)) t.root.dataset.zone = String(f.zone);
-    set(t.hr, String(f.hr));
+    const waiting = f.state === "waiting";
+    set(t.hr, waiting ? (f.why || "waiting for a link") : String(f.hr));
     set(t.zone, "Z" + f.zone);
-    set(t.pct, (f.est ? "~" : "") + f.pct + "%");
+    set(t.pct, waiting ? "" : (f.est ? "~" : "") + f.pct + "%");
     set(t.kcal, f.kcal === undefined ? "" : f.kcal + " kcal");
     set(t.pts, f.pts + " pts");
-    set(t.adv, f.state === "advertised" ? "no link" : "");
+    set(t.adv, f.state === "advertised" ? "no link" : waiting ? "waiting" : "");
     set(t.stale, f.state === "stale" ? "no signal" : f.state === "gone" ? "gone" : "");
     set(t.low, f.low ? "LOW BATT" : "");
     if (t.last !== f.t) {
@@ -233,7 +272,7 @@ function tick() {
   if (Date.now() - lastMessage > 6000) { online(false); lastMessage = Date.now(); connect(); }
 }
 
-window.addEventListener("resize", () => { shownSlots = -1; });
+window.addEventListener("resize", () => { shownSlots = -1; fitSummary(); });
 setInterval(tick, 1000);
 tick();
 connect();

@@ -6,14 +6,19 @@ import NIOPosix
 import ServiceLifecycle
 
 /// The wall's HTTP server: `GET /` the page, `GET /events` the live frames as
-/// Server-Sent Events. Read-only: nothing a screen sends changes anything.
+/// Server-Sent Events, `GET /summary` the last class's summary, and the coach page's
+/// paths (`routes`). Nothing a screen sends changes anything.
 ///
-/// A wall that cannot listen (port taken, address not on this machine) is reported and
-/// stays off; the gateway keeps collecting, which matters more than the screen.
+/// A wall that cannot listen (port taken, address not on this machine) is reported once
+/// and tried again every `retryInterval`; the gateway keeps collecting meanwhile, which
+/// matters more than the screen.
 public final class WallService: Service {
     /// How often a frame is built when something changed; a notification waits at most
     /// this long before it is on its way to the screens.
     public static let tick = Duration.milliseconds(250)
+    /// How often a listener that could not bind tries again (a port another program held
+    /// while booting is usually free within seconds).
+    public static let retryInterval = Duration.seconds(5)
 
     public let board: WallBoard
     public let broadcaster = FrameBroadcaster()
@@ -22,14 +27,17 @@ public final class WallService: Service {
     let onListening: @Sendable (Int) -> Void
     let onFailure: @Sendable (String) -> Void
     let group: any EventLoopGroup
+    let routes: (any WallRoutes)?
 
     /// `group` runs the listener and every screen's connection; `blegate run` passes the
     /// one-thread group it shares with its other NIO clients, so the wall adds no thread.
     public init(board: WallBoard, settings: WallSettings, logger: Logger,
                 group: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton,
+                routes: (any WallRoutes)? = nil,
                 onListening: @escaping @Sendable (Int) -> Void = { _ in },
                 onFailure: @escaping @Sendable (String) -> Void = { _ in }) {
         self.group = group
+        self.routes = routes
         self.board = board
         self.settings = settings
         self.logger = logger
@@ -38,7 +46,7 @@ public final class WallService: Service {
     }
 
     public func run() async throws {
-        let broadcaster = self.broadcaster, board = self.board, settings = self.settings
+        let broadcaster = self.broadcaster, board = self.board, settings = self.settings, routes = self.routes
         let page = ByteBuffer(string: WallPage.html)
         let bootstrap = ServerBootstrap(group: group)
             .serverChannelOption(.backlog, value: 64)
@@ -47,25 +55,33 @@ public final class WallService: Service {
             .childChannelInitializer { channel in
                 do {
                     try channel.pipeline.syncOperations.configureHTTPServerPipeline(withErrorHandling: true)
-                    try channel.pipeline.syncOperations.addHandler(WallHTTPHandler(page: page, broadcaster: broadcaster))
+                    try channel.pipeline.syncOperations.addHandler(WallHTTPHandler(page: page, broadcaster: broadcaster, board: board, routes: routes))
                     return channel.eventLoop.makeSucceededVoidFuture()
                 } catch {
                     return channel.eventLoop.makeFailedFuture(error)
                 }
             }
         await withGracefulShutdownHandler {
-            let server: any Channel
-            do {
-                server = try await bootstrap.bind(host: settings.host, port: settings.port).get()
-            } catch {
-                let message = "the wall cannot listen on \(settings.host):\(settings.port): \(error)"
-                logger.error("\(message)")
-                onFailure(message)
-                broadcaster.close()
-                // Off: wait for the gateway to stop, as the other services do.
-                try? await gracefulShutdown()
-                return
+            var server: (any Channel)?
+            var failures = 0
+            while server == nil, !broadcaster.isClosed {
+                do {
+                    server = try await bootstrap.bind(host: settings.host, port: settings.port).get()
+                } catch {
+                    failures += 1
+                    if failures == 1 {
+                        let message = "the wall cannot listen on \(settings.host):\(settings.port): \(error); trying again every \(Self.retryInterval)"
+                        logger.error("\(message)")
+                        onFailure(message)
+                    }
+                    // In ticks, so a gateway stopping meanwhile is not held up.
+                    for _ in 0..<Int(Self.retryInterval / Self.tick) where !broadcaster.isClosed {
+                        try? await Task.sleep(for: Self.tick)
+                    }
+                }
             }
+            guard let server else { return }
+            if failures > 0 { logger.notice("wall: listening after \(failures) failed attempts") }
             let port = server.localAddress?.port ?? settings.port
             logger.notice("wall: http://\(settings.host):\(port)/")
             onListening(port)

@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: MIT
+import ClassSummary
 import Effort
 
 /// What the wall needs from the configuration, already validated (Config's `[display]`
@@ -6,7 +7,7 @@ import Effort
 public struct WallSettings: Sendable {
     public var host: String
     public var port: Int
-    /// Shown in the header.
+    /// The header's title: the room's name (`[display] room`), else the gym's.
     public var gymName: String
     /// By Bluetooth address (upper case) or by member client id.
     public var members: [String: WallMember]
@@ -47,16 +48,37 @@ public struct WallDirectoryEntry: Sendable, Equatable {
     }
 }
 
-/// One member's line in the summary shown when a class ends, from their workout.
+/// One member's card in the summary shown when a class ends, from their workout and the
+/// heart rates heard in the class.
 public struct WallSummaryRow: Sendable, Equatable {
     public var device: String
     public var points: Double
+    public var kcal: Double?
     /// Below zone 1, then zones 1 to 5.
     public var secondsInZone: [Int]
+    /// Heart rates over the class (seconds since its start) for the curve.
+    public var samples: [HeartRateCurve.Sample]
+    public var workoutID: String?
 
-    public init(device: String, points: Double, secondsInZone: [Int]) {
+    public init(device: String, points: Double, kcal: Double? = nil, secondsInZone: [Int], samples: [HeartRateCurve.Sample] = [],
+                workoutID: String? = nil) {
         self.device = device.uppercased()
         self.points = points
+        self.kcal = kcal
         self.secondsInZone = secondsInZone
+        self.samples = samples
+        self.workoutID = workoutID
+    }
+}
+
+/// A strap the gateway hears but has no link for yet (and no heart rate from its
+/// advertisements): the wall shows it waiting, with the reason `blegate status` gives.
+public struct WallWaitingStrap: Sendable, Equatable {
+    public var address: String
+    public var reason: String
+
+    public init(address: String, reason: String) {
+        self.address = address.uppercased()
+        self.reason = reason
     }
 }
