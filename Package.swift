@@ -334,7 +334,7 @@ let package = Package(
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
             ],
-            exclude: ["staff_browser.py"]
+            exclude: ["staff_browser.py", "coach_browser.py"]
         ),
         // The engine and its backend client against the loopback backend, and the client alone
         // against raw loopback servers, plain and TLS (certificates by `openssl`).

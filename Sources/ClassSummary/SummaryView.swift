@@ -5,7 +5,7 @@
 /// (paged to fit), the coach page in a scrolling list with each workout's delivery.
 ///
 /// Marked for tests: the container `data-testid="summary"`, each card
-/// `data-testid="summary-member"` with `data-device-id`, an `svg`, and `data-field`s.
+/// `data-testid="summary-member"` with `data-strap` (its address), an `svg`, and `data-field`s.
 public enum SummaryView {
     public struct Member: Sendable, Equatable {
         public var device: String
@@ -49,14 +49,14 @@ public enum SummaryView {
         var b = "<section class=\"summary\" data-testid=\"summary\"><h2 class=\"summary-title\">\(escape(title))</h2>"
         b += "<div class=\"summary-cards\" data-count=\"\(members.count)\">"
         for m in members.sorted(by: { ($0.points, $1.name) > ($1.points, $0.name) }) {
-            b += "<article class=\"summary-member\" data-testid=\"summary-member\" data-device-id=\"\(escape(m.device))\">"
-            b += "<div class=\"sm-head\"><span class=\"sm-name\" data-field=\"name\">\(escape(m.name))</span>"
-            b += "<span class=\"sm-pts\"><b data-field=\"points\">\(Int(m.points.rounded()))</b> pts"
+            b += "<article class=\"summary-member\" data-testid=\"summary-member\" data-strap=\"\(escape(m.device))\">"
+            b += "<div class=\"sm-name\" data-field=\"name\">\(escape(m.name))</div>"
+            b += "<div class=\"sm-pts\"><b data-field=\"points\">\(Int(m.points.rounded()))</b> pts"
             if let kcal = m.kcal { b += " · <b data-field=\"kcal\">\(Int(kcal.rounded()))</b> kcal" }
-            b += "</span></div><div class=\"sm-curve\">\(m.svg)</div><div class=\"sm-zones\">"
+            b += "</div><div class=\"sm-curve\">\(m.svg)</div><div class=\"sm-zones\">"
             for z in 1...5 {
                 let s = z < m.secondsInZone.count ? m.secondsInZone[z] : 0
-                b += "<span class=\"z\(z)\" data-field=\"z\(z)\" data-seconds=\"\(s)\">Z\(z) \(SummaryTime.text(seconds: s))</span>"
+                b += "<span class=\"z\(z)\" data-field=\"z\(z)\" data-seconds=\"\(s)\"><i>Z\(z)</i>\(SummaryTime.text(seconds: s))</span>"
             }
             b += "</div>"
             if let delivery, let id = m.workoutID {

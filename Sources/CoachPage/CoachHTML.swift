@@ -41,9 +41,9 @@ enum CoachHTML {
     .summary-title{font-size:1rem;margin:.2rem 0 .6rem}
     .summary-cards{display:grid;grid-template-columns:repeat(auto-fill,minmax(260px,1fr));gap:.6rem}
     .summary-member{border:1px solid #30363d;border-radius:8px;padding:.5rem .6rem;background:#0d1117;display:flex;flex-direction:column;gap:.3rem;font-variant-numeric:tabular-nums}
-    .sm-head{display:flex;justify-content:space-between;gap:.5rem}.sm-name{font-weight:bold;overflow:hidden;text-overflow:ellipsis;white-space:nowrap}
+    .sm-name{font-weight:bold;overflow:hidden;text-overflow:ellipsis;white-space:nowrap}.sm-pts{color:#c9d1d9}
     .sm-curve{height:70px}.sm-curve svg{width:100%;height:100%;display:block}
-    .sm-zones{display:grid;grid-template-columns:repeat(5,1fr);gap:.2rem;font-size:.8rem;text-align:center}
+    .sm-zones{display:grid;grid-template-columns:repeat(5,minmax(0,1fr));gap:.2rem;font-size:.8rem;text-align:center}.sm-zones i{display:block;font-style:normal;opacity:.8}
     .sm-zones .z1{color:#5fd3df}.sm-zones .z2{color:#6ea8ff}.sm-zones .z3{color:#4cc46a}.sm-zones .z4{color:#f5a524}.sm-zones .z5{color:#ff5c5c}
     .sm-sent{font-size:.8rem;color:#f5a524}.sm-sent[data-delivery=delivered]{color:#56d364}.sm-sent[data-delivery=rejected]{color:#ff7b72}
     #signin{max-width:360px;margin:15vh auto;padding:1.2rem}

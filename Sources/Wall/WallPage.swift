@@ -61,14 +61,15 @@ body.summary main{display:none}
 #summary .summary-title{font-size:min(4vh,2.6vw);margin-bottom:1vh;display:flex;justify-content:space-between}
 #summary .summary-cards{flex:1 1 auto;display:grid;gap:1vmin;min-height:0}
 #summary .summary-member{display:none;flex-direction:column;min-width:0;min-height:0;overflow:hidden;background:#161b22;
-  border:1px solid #30363d;border-radius:1vmin;padding:.5em .7em;font-size:var(--su,16px);font-variant-numeric:tabular-nums}
+  border:1px solid #30363d;border-radius:1vmin;padding:.45em .6em;font-size:var(--su,16px);line-height:1.25;font-variant-numeric:tabular-nums}
 #summary .summary-member.shown{display:flex}
-.sm-head{display:flex;justify-content:space-between;gap:.5em;white-space:nowrap}
-.sm-name{font-weight:bold;overflow:hidden;text-overflow:ellipsis;min-width:0}
-.sm-curve{flex:1 1 auto;min-height:0;margin:.3em 0}
+.sm-name{font-weight:bold;overflow:hidden;text-overflow:ellipsis;white-space:nowrap;min-width:0}
+.sm-pts{white-space:nowrap;color:#c9d1d9}
+.sm-curve{flex:1 1 auto;min-height:0;margin:.25em 0}
 .sm-curve svg{width:100%;height:100%;display:block}
-.sm-zones{display:grid;grid-template-columns:repeat(5,1fr);gap:.2em;font-size:.85em;white-space:nowrap}
-.sm-zones span{text-align:center;border-radius:.3em;padding:.05em 0;background:#0d1117}
+.sm-zones{display:grid;grid-template-columns:repeat(5,minmax(0,1fr));gap:.15em;white-space:nowrap}
+.sm-zones span{text-align:center;border-radius:.3em;padding:.05em 0;background:#0d1117;overflow:hidden}
+.sm-zones i{display:block;font-style:normal;font-size:.75em;opacity:.85}
 .sm-zones .z1{color:#5fd3df}.sm-zones .z2{color:#6ea8ff}.sm-zones .z3{color:#4cc46a}.sm-zones .z4{color:#f5a524}.sm-zones .z5{color:#ff5c5c}
 #empty{grid-column:1/-1;grid-row:1/-1;align-self:center;justify-self:center;font-size:4vh;opacity:.6}
 </style>
@@ -140,7 +141,8 @@ function fitSummary() {
   if (summaryPage >= summaryPages) summaryPage = 0;
   cards.style.gridTemplateColumns = "repeat(" + c + ", minmax(0, 1fr))";
   cards.style.gridTemplateRows = "repeat(" + r + ", minmax(0, 1fr))";
-  cards.style.setProperty("--su", Math.max(11, Math.min(W / c / 14, H / r / 7.5)).toFixed(1) + "px");
+  // A card is about 17 em wide (five zone times) and 9 em tall (name, points, curve, zones).
+  cards.style.setProperty("--su", Math.min(W / c / 17, H / r / 9).toFixed(1) + "px");
   all.forEach((e, i) => e.classList.toggle("shown", Math.floor(i / per) === summaryPage));
   const title = document.querySelector("#summary .summary-title");
   if (title) title.dataset.pages = summaryPages > 1 ? (summaryPage + 1) + " / " + summaryPages : "";
@@ -148,6 +150,10 @@ function fitSummary() {
   if (title && !pager) { pager = el("span", "", title); pager.id = "summary-pager"; }
   if (pager) set(pager, summaryPages > 1 ? "page " + (summaryPage + 1) + " of " + summaryPages : "");
 }
+
+// For tests and tools: how many pages the summary has here, and showing one of them.
+window.wallSummaryPages = () => summaryPages;
+window.wallSummaryShow = (i) => { summaryPage = i; fitSummary(); };
 
 setInterval(() => {
   if (!document.body.classList.contains("summary") || summaryPages < 2) return;

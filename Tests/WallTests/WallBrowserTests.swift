@@ -157,6 +157,48 @@ struct WallBrowserTests {
         }
     }
 
+    @Test("the demo's room: 40 straps, links for 11: the straps waiting for a link have tiles saying so",
+          .timeLimit(.minutes(6)))
+    func waitingRoom() async throws {
+        try #require(FileManager.default.isExecutableFile(atPath: "/usr/bin/chromedriver"), "no /usr/bin/chromedriver: run scripts/setup.sh")
+        try await withSimulatorOnPrivateBus({ c in
+            c.straps = Self.straps
+            c.adapters = 2
+            c.linkLimits = [4, 7]
+            c.advertising = Self.straps / 4
+            c.advertisingOnly = Self.straps / 8
+            c.seed = Self.seed
+        }) { bus, _ in
+            let dir = try scratchDirectory()
+            let port = try freeLoopbackPort()
+            let config = dir + "/blegate.toml"
+            try """
+                [gateway]
+                id = "wall-waiting"
+                state_directory = "\(dir)"
+                [status]
+                socket = "\(dir)/status.sock"
+                [display]
+                listen = "127.0.0.1:\(port)"
+                room = "Spin studio"
+
+                """.write(toFile: config, atomically: true, encoding: .utf8)
+            let run = try await BackgroundProcess.start("'\(BlegateBinary.path)' run --config '\(config)' --bus '\(bus.address)'")
+            #expect(await run.waitForStdout("] connected ", count: 11, timeout: 120), "\(run.stdout)")
+            let shots = ProcessInfo.processInfo.environment["BLEGATE_WALL_SHOTS"] ?? dir
+            let layout = try await browser("layout 'http://127.0.0.1:\(port)/' --tiles 11 --seconds 4 --shots '\(shots)' --prefix wall-waiting")
+            for s in try #require(layout["sizes"] as? [[String: Any]]) {
+                let size = s["size"] as? String ?? "?"
+                #expect(s["tiles"] as? Int == Self.straps, "\(size): every strap heard has a tile: \(s)")
+                #expect((s["waiting"] as? Int ?? 0) > 0, "\(size): \(s)")
+                #expect((s["waiting_text"] as? [String] ?? []).allSatisfy { !$0.isEmpty && Int($0) == nil }, "a reason, not a heart rate: \(s)")
+                #expect((s["problems"] as? [String])?.isEmpty == true, "\(size): \(s["problems"] ?? "")")
+            }
+            run.signal(SIGTERM)
+            #expect(await run.wait(timeout: 60) == 0, "\(run.stderr)")
+        }
+    }
+
     /// Runs the driver script to its end and returns its JSON answer.
     func browser(_ arguments: String) async throws -> [String: Any] {
         let (out, status) = await shell("\(Self.python) '\(Self.script)' \(arguments) 2>&1")
@@ -165,24 +207,9 @@ struct WallBrowserTests {
     }
 }
 
-func lastJSON(_ out: String) throws -> [String: Any] {
-    guard let line = out.split(separator: "\n").last(where: { $0.hasPrefix("{") }),
-          let object = try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any] else {
-        throw TestSupportError("no JSON answer in: \(out.suffix(3000))")
-    }
-    return object
-}
-
 func httpStatus(_ url: String) async -> Int? {
     let (out, status) = await shell("\(WallBrowserTests.python) -c 'import urllib.request; print(urllib.request.urlopen(\"\(url)\", timeout=2).status)' 2>/dev/null")
     return status == 0 ? Int(out.trimmingCharacters(in: .whitespacesAndNewlines)) : nil
 }
 
-func scratchDirectory() throws -> String {
-    var template = Array("/tmp/blegate-wall.XXXXXX".utf8CString)
-    guard let d = template.withUnsafeMutableBufferPointer({ mkdtemp($0.baseAddress!) }).map({ String(cString: $0) }) else {
-        throw TestSupportError("mkdtemp failed")
-    }
-    return d
-}
 

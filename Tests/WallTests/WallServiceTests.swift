@@ -56,20 +56,26 @@ struct WallServiceTests {
         #expect(stream.hasPrefix("text/event-stream"), "\(stream)")
         #expect(stream.contains("\"hr\":141") && stream.contains("\"short\":\"1234\""), "\(stream)")
 
-        // A second wall on the same port cannot listen: it says so and waits for shutdown.
+        // A second wall on the same port cannot listen: it says so, and takes the port
+        // once the first lets it go.
         let failure = Mutex<String?>(nil)
+        let secondPort = Mutex<Int?>(nil)
         let taken = WallSettings(host: "127.0.0.1", port: p, gymName: "Test Gym")
         let second = WallService(board: WallBoard(settings: taken), settings: taken, logger: Logger(label: "wall-test"),
+                                 onListening: { p in secondPort.withLock { $0 = p } },
                                  onFailure: { m in failure.withLock { $0 = m } })
         let group2 = ServiceGroup(configuration: .init(services: [second], gracefulShutdownSignals: [], logger: Logger(label: "wall-test")))
         let running2 = Task { try await group2.run() }
         #expect(await eventually(timeout: 10) { failure.withLock { $0 } != nil })
         #expect(failure.withLock { $0 }?.contains("cannot listen on 127.0.0.1:\(p)") == true)
-        await group2.triggerGracefulShutdown()
-        try await running2.value
+        #expect(secondPort.withLock { $0 } == nil)
 
         await group.triggerGracefulShutdown()
         try await running.value
         #expect(service.broadcaster.isClosed)
+        #expect(await eventually(timeout: 30) { secondPort.withLock { $0 } == p }, "the second wall listens once the port is free")
+        #expect(await ask("GET", "/").hasPrefix("200 text/html"))
+        await group2.triggerGracefulShutdown()
+        try await running2.value
     }
 }

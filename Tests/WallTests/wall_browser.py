@@ -9,6 +9,7 @@ lines start with '#'); the caller judges the results.
   restart URL --tiles N           prints '# READY' then '# OFFLINE'; the caller kills and restarts the gateway
   bench   URL --tiles N --screens K --seconds S
   classes URL --tiles N --shots DIR  prints '# READY', '# CLASS' once a class shows, then waits for its summary
+  summary URL --tiles N --sizes ... --shots DIR  a summary of N members: every page of it, at each size, fits
 """
 import argparse
 import json
@@ -92,7 +93,7 @@ def layout(a):
             problems = []
             while time.time() < end:
                 for t in tiles(d):
-                    if t["state"] in ("live", "advertised", "stale"):
+                    if t["state"] in ("live", "advertised", "stale", "waiting"):
                         if t["left"] < 0 or t["top"] < 0 or t["right"] > viewport[0] + 0.5 or t["bottom"] > viewport[1] + 0.5:
                             problems.append("%s outside the viewport: %r" % (t["id"], t))
                     if t["hr"] is not None:
@@ -100,11 +101,14 @@ def layout(a):
                             problems.append("%s shows a heart rate without a zone 0-5: %r" % (t["id"], t))
                         samples.add((t["id"], first_int(t["hr"]), int(t["t"]) if t["t"] else None))
                 time.sleep(0.25)
-            shot = "%s/wall-%dx%d.png" % (a.shots, w, h)
+            shot = "%s/%s-%dx%d.png" % (a.shots, a.prefix, w, h)
             d.save_screenshot(shot)
             final = tiles(d)
             out["sizes"].append({
                 "size": spec, "reached": bool(ok), "tiles": len(final),
+                "waiting": len([t for t in final if t["state"] == "waiting"]),
+                "waiting_text": [t["hr"] for t in final if t["state"] == "waiting"][:5],
+                "header_count": d.execute_script("return document.getElementById('waiting-more').textContent;"),
                 "fresh": len([t for t in final if t["state"] in ("live", "advertised")]),
                 "viewport": viewport, "problems": problems[:20], "screenshot": shot,
                 "samples": sorted([list(s) for s in samples], key=lambda s: (s[0], s[2] or 0)),
@@ -174,17 +178,69 @@ def restart(a):
 
 
 CLASS_JS = """
-var rows = Array.from(document.querySelectorAll('#summary-rows tr')).map(function (tr) {
-  var f = function (k) { var e = tr.querySelector('[data-field="' + k + '"]'); return e ? e.textContent : null; };
-  return {id: tr.dataset.deviceId, name: tr.cells[0].textContent, points: f('points'),
-          zones: [f('z1'), f('z2'), f('z3'), f('z4'), f('z5')]};
+var rows = Array.from(document.querySelectorAll('#summary [data-testid="summary-member"]')).map(function (c) {
+  var f = function (k) { var e = c.querySelector('[data-field="' + k + '"]'); return e ? e.textContent : null; };
+  var z = function (k) { var e = c.querySelector('[data-field="' + k + '"]'); return e ? e.dataset.seconds : null; };
+  return {id: c.dataset.strap, name: f('name'), points: f('points'), svg: !!c.querySelector('svg polyline'),
+          zones: [z('z1'), z('z2'), z('z3'), z('z4'), z('z5')]};
 });
 var s = document.getElementById('summary');
+var t = document.querySelector('#summary .summary-title');
 return {name: document.getElementById('class-name').textContent,
         timer: document.getElementById('class-timer').textContent,
         summary: document.body.classList.contains('summary') && getComputedStyle(s).display !== 'none',
-        title: document.getElementById('summary-title').textContent, rows: rows};
+        title: t ? t.textContent : '', rows: rows};
 """
+
+# Every card shown on the summary's current page: inside the viewport, nothing inside it
+# cut off (its parts within the card, text not wider than its box).
+FIT_JS = """
+var W = window.innerWidth, H = window.innerHeight, out = [];
+document.querySelectorAll('#summary .summary-member.shown').forEach(function (c) {
+  var r = c.getBoundingClientRect(), p = [];
+  if (r.left < 0 || r.top < 0 || r.right > W + 0.5 || r.bottom > H + 0.5) p.push('card outside the viewport');
+  c.querySelectorAll('.sm-curve, .sm-zones, .sm-zones span, .sm-pts').forEach(function (e) {
+    var q = e.getBoundingClientRect();
+    if (q.left < r.left - 0.5 || q.right > r.right + 0.5 || q.top < r.top - 0.5 || q.bottom > r.bottom + 0.5) p.push(e.className + ' outside its card');
+    if (e.scrollWidth > e.clientWidth + 1) p.push(e.className + ' text cut off');
+  });
+  var svg = c.querySelector('svg');
+  if (!svg || svg.getBoundingClientRect().height < 20) p.push('curve missing or under 20 px');
+  var fs = parseFloat(getComputedStyle(c).fontSize);
+  out.push({id: c.dataset.strap, problems: p, font: fs, w: r.width, h: r.height});
+});
+return out;
+"""
+
+
+def summary(a):
+    out = {"sizes": []}
+    d = browser(1920, 1080)
+    try:
+        d.get(a.url)
+        for spec in a.sizes.split(","):
+            w, h = (int(x) for x in spec.split("x"))
+            size(d, w, h)
+            ok = wait_for("summary", 60, lambda: len(d.execute_script(CLASS_JS)["rows"]) >= a.tiles)
+            time.sleep(0.5)
+            pages = d.execute_script("return window.wallSummaryPages();")
+            seen, problems, fonts = set(), [], []
+            for i in range(pages):
+                d.execute_script("window.wallSummaryShow(arguments[0]);", i)
+                time.sleep(0.3)
+                cards = d.execute_script(FIT_JS)
+                for c in cards:
+                    seen.add(c["id"])
+                    fonts.append(c["font"])
+                    problems += ["%s page %d: %s" % (c["id"], i + 1, p) for p in c["problems"]]
+                if i == 0:
+                    d.save_screenshot("%s/wall-summary-%dx%d.png" % (a.shots, w, h))
+            say("%s: %d cards on %d page(s)" % (spec, len(seen), pages))
+            out["sizes"].append({"size": spec, "reached": bool(ok), "pages": pages, "cards": len(seen),
+                                 "min_font_px": min(fonts) if fonts else None, "problems": problems[:20]})
+    finally:
+        d.quit()
+    return out
 
 
 def classes(a):
@@ -249,17 +305,19 @@ def bench(a):
 
 def main():
     p = argparse.ArgumentParser()
-    p.add_argument("mode", choices=["layout", "stale", "restart", "bench", "classes"])
+    p.add_argument("mode", choices=["layout", "stale", "restart", "bench", "classes", "summary"])
     p.add_argument("url")
     p.add_argument("--tiles", type=int, default=40)
     p.add_argument("--sizes", default="1920x1080,1280x720")
     p.add_argument("--seconds", type=int, default=8)
     p.add_argument("--shots", default="/tmp")
+    p.add_argument("--prefix", default="wall")
     p.add_argument("--device")
     p.add_argument("--since", type=float, default=0)
     p.add_argument("--screens", type=int, default=10)
     a = p.parse_args()
-    result = {"layout": layout, "stale": stale, "restart": restart, "bench": bench, "classes": classes}[a.mode](a)
+    result = {"layout": layout, "stale": stale, "restart": restart, "bench": bench, "classes": classes,
+              "summary": summary}[a.mode](a)
     print(json.dumps(result), flush=True)
 
 
