@@ -40,6 +40,31 @@ struct SecretFileTests {
         }
     }
 
+    @Test("the coach PIN: one line of 4 to 32 characters, readable by its owner only; no file, no coach page")
+    func coachPIN() throws {
+        let dir = TempDir()
+        #expect(try GatewayConfiguration.parse(toml: "").loadCoachPIN() == nil)
+        let good = try dir.write("coach-pin", Array("482913\n".utf8), mode: 0o600)
+        let config = try GatewayConfiguration.parse(toml: "[coach]\npin_file = \"\(good)\"\n[display]\nroom = \"Spin studio\"")
+        #expect(try config.loadCoachPIN() == "482913")
+        #expect(config.display.room == "Spin studio")
+        let short = try dir.write("short-pin", Array("123".utf8), mode: 0o600)
+        #expect {
+            try GatewayConfiguration.parse(toml: "[coach]\npin_file = \"\(short)\"").loadCoachPIN()
+        } throws: { e in
+            let e = e as! ConfigError
+            return e.key == "coach.pin_file" && e.description.contains("4 to 32 characters")
+        }
+        let open = try dir.write("open-pin", Array("482913".utf8), mode: 0o644)
+        #expect {
+            try GatewayConfiguration.parse(toml: "[coach]\npin_file = \"\(open)\"").loadCoachPIN()
+        } throws: { e in
+            let e = e as! ConfigError
+            return e.code == .insecurePermissions && e.description.contains("chmod 600")
+        }
+        #expect(throws: ConfigError.self) { try GatewayConfiguration.parse(toml: "[coach]\npin_file = \"relative/pin\"") }
+    }
+
     @Test("32 raw bytes or 64 hex characters (with a newline) are both keys")
     func keyForms() throws {
         let dir = TempDir()

@@ -9,9 +9,9 @@ import Glibc
 #endif
 
 /// A class on the wall in headless Chromium: started and stopped with `blegate class`,
-/// its name and running timer in the header, then each member's points and minutes per
-/// zone in the summary. Set BLEGATE_WALL_SHOTS=DIR to keep the screenshots (docs/ holds
-/// those of a 4-minute class: BLEGATE_WALL_CLASS_SECONDS=240).
+/// its name and running timer in the header, then each member's card in the summary:
+/// points, time per zone, a curve. Set BLEGATE_WALL_SHOTS=DIR to keep the screenshot of
+/// the header (docs/ holds that of a 4-minute class: BLEGATE_WALL_CLASS_SECONDS=240).
 @Suite("A class on the wall in headless Chromium", .serialized)
 struct WallClassBrowserTests {
     static let straps = 4
@@ -86,8 +86,9 @@ struct WallClassBrowserTests {
             for row in rows {
                 let w = try #require(ofClass(backend.store.workouts).first { $0.json["device_id"]?.string == row["id"] as? String })
                 #expect(Int(row["points"] as? String ?? "") == Int((w.json["effort_points"]?.number ?? -1).rounded()))
-                let zones = (w.json["seconds_in_zone"]?.array ?? []).compactMap(\.number).dropFirst().map { String(Int(($0 / 60).rounded())) }
+                let zones = (w.json["seconds_in_zone"]?.array ?? []).compactMap(\.number).dropFirst().map { String(Int($0)) }
                 #expect((row["zones"] as? [String]) == Array(zones), "\(row) vs \(zones)")
+                #expect(row["svg"] as? Bool == true, "a curve: \(row)")
             }
             run.signal(SIGTERM)
             #expect(await run.wait(timeout: 60) == 0, "\(run.stderr)")

@@ -257,8 +257,6 @@ def classes(a):
             d.save_screenshot(a.shots + "/wall-class.png")
         say("CLASS" if shown else "NO CLASS")
         summary = wait_for("summary", 900, lambda: (lambda c: c if c["summary"] and c["rows"] else None)(d.execute_script(CLASS_JS)))
-        if summary:
-            d.save_screenshot(a.shots + "/wall-summary.png")
         return {"ready": bool(ok), "class": first, "class_later": second, "summary": summary,
                 "tiles_during_summary": len(tiles(d))}
     finally:
