@@ -213,6 +213,8 @@ struct ServerResponder: HTTPResponder {
         guard !segment.isEmpty, !segment.contains("/"), let clientID = String(segment).removingPercentEncoding else {
             return Self.json(404, Self.error("no such endpoint: PUT \(path)"))
         }
+        // PostgreSQL's text cannot hold a NUL, so no member's id has one.
+        guard !clientID.contains("\u{0}") else { return Self.json(404, Self.error("unknown member")) }
         let caller = try await gatewayCaller(request)
         guard caller.gateway != nil else { return caller.refusal! }
         let read = try await readBody(request, guess: .any)
@@ -252,10 +254,11 @@ struct ServerResponder: HTTPResponder {
         for key in ["name", "model"] {
             switch o[key] {
             case nil, .null?: labels.append(nil)
-            case let .string(s)? where s.utf8.count <= 200: labels.append(s)
-            default: return Self.json(400, Self.error("\(key): must be a string of at most 200 bytes, or null"))
+            case let .string(s)? where s.utf8.count <= 200 && !s.contains("\u{0}"): labels.append(s)
+            default: return Self.json(400, Self.error("\(key): must be a string of at most 200 bytes without NUL, or null"))
             }
         }
+        if let clientID, clientID.contains("\u{0}") { return Self.json(404, Self.error("unknown member")) }
         switch try await store.assign(address: address, clientID: clientID, name: labels[0], model: labels[1], gateway: gateway) {
         case .assigned: return Self.json(200, AssignmentAnswer(address: address, clientID: clientID))
         case .unknownMember: return Self.json(404, Self.error("unknown member \(clientID ?? "")"))

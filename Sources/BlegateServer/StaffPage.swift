@@ -59,7 +59,7 @@ struct StaffPage {
                 return html(401, loginPage(message: "Sign in first."))
             }
             let segment = path.dropFirst("/staff/members/".count)
-            guard !segment.contains("/"), let id = String(segment).removingPercentEncoding, !id.isEmpty else {
+            guard !segment.contains("/"), let id = String(segment).removingPercentEncoding, !id.isEmpty, !id.contains("\u{0}") else {
                 return html(404, Self.document(title: "No such page", body: "<p><a href=\"/staff\">Back to the staff page</a></p>"))
             }
             if request.method == .post {
@@ -247,7 +247,7 @@ struct StaffPage {
     /// the server's records of their strap, time in zones 1 to 5, points and kcal.
     private func classPage(_ key: String) async throws -> Response {
         let parts = key.split(separator: "-", maxSplits: 1)
-        guard parts.count == 2, let hour = Int64(parts[0]), let name = String(parts[1]).removingPercentEncoding else {
+        guard parts.count == 2, let hour = Int64(parts[0]), let name = String(parts[1]).removingPercentEncoding, !name.contains("\u{0}") else {
             return html(404, Self.document(title: "No such class", body: "<p><a href=\"/staff\">Back to the staff page</a></p>"))
         }
         let people = try await store.classPeople(name: name, hour: hour)

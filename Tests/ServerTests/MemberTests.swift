@@ -126,6 +126,7 @@ struct MemberTests {
         }
         let notJSON = try await h.send("/api/v1/members/m-ana", "{age:", token: token, method: .PUT)
         #expect(notJSON.status == 400)
+        #expect(try await h.send("/api/v1/members/m-%00", #"{"age":30}"#, token: token, method: .PUT).status == 404)
         let unknown = try await h.send("/api/v1/members/m-nobody", #"{"age":30}"#, token: token, method: .PUT)
         #expect(unknown.status == 404 && unknown.json?["error"]?.string == "unknown member m-nobody")
         #expect(try await h.store.member("m-ana")?.age == nil, "a refused PUT changes nothing")
@@ -218,6 +219,7 @@ struct MemberTests {
         // Refusals: an unknown member 404, bad addresses and bodies 400, never 5xx.
         let unknown = try await assign(#"{"address":"C4:A4:00:00:00:01","client_id":"m-nobody"}"#)
         #expect(unknown.status == 404 && unknown.json?["error"]?.string == "unknown member m-nobody")
+        #expect(try await assign(#"{"address":"C4:A4:00:00:00:01","client_id":"m-\u0000"}"#).status == 404)
         let refusals: [(String, String)] = [
             (#"{"address":"C4:A4:00:00:01","client_id":"m-ana"}"#, "address: must be a Bluetooth address AA:BB:CC:DD:EE:FF"),
             (#"{"address":"G4:A4:00:00:00:01","client_id":"m-ana"}"#, "address: must be a Bluetooth address AA:BB:CC:DD:EE:FF"),
@@ -225,7 +227,8 @@ struct MemberTests {
             (#"{"client_id":"m-ana"}"#, "address: must be a Bluetooth address AA:BB:CC:DD:EE:FF"),
             (#"{"address":"C4:A4:00:00:00:01"}"#, "client_id: required, a member's client id or null to unassign"),
             (#"{"address":"C4:A4:00:00:00:01","client_id":7}"#, "client_id: required, a member's client id or null to unassign"),
-            (#"{"address":"C4:A4:00:00:00:01","client_id":"m-ana","name":5}"#, "name: must be a string of at most 200 bytes, or null"),
+            (#"{"address":"C4:A4:00:00:00:01","client_id":"m-ana","name":5}"#, "name: must be a string of at most 200 bytes without NUL, or null"),
+            (#"{"address":"C4:A4:00:00:00:01","client_id":"m-ana","model":"H\u0000"}"#, "model: must be a string of at most 200 bytes without NUL, or null"),
             (#"{"address":"C4:A4:00:00:00:01","client_id":"m-ana","colour":"red"}"#, "colour: not an assignment field (address, client_id, name, model)"),
         ]
         for (body, message) in refusals {

@@ -67,6 +67,7 @@ struct StaffPageTests {
         #expect(saved.status == 303 && saved.location == "/staff/members/\(id)?saved=1")
         #expect(try await h.store.member(id) == Member(clientID: id, name: "Ana L.", age: 35, maxHR: 190, restingHR: 50, sex: "female", straps: []))
         #expect(try await Self.request(h, "/staff/members/nobody").status == 404)
+        #expect(try await Self.request(h, "/staff/members/x%00").status == 404)
         #expect(try await Self.request(h, "/staff/members/nobody", form: "name=X").status == 404)
 
         // The list on /staff: name, profile, no workouts yet.
