@@ -205,7 +205,7 @@ let package = Package(
         .target(
             name: "BlegateServer",
             dependencies: [
-                "Outbox", "BackendContract", "HTTPListening",
+                "Outbox", "BackendContract", "HTTPListening", "ClassSummary", "Effort", "TimeZoneFiles", "Timing",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
@@ -220,7 +220,7 @@ let package = Package(
         .executableTarget(
             name: "blegate-server",
             dependencies: [
-                "BlegateServer",
+                "BlegateServer", "TimeZoneFiles",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
@@ -325,7 +325,7 @@ let package = Package(
         .testTarget(
             name: "ServerTests",
             dependencies: [
-                "BlegateServer", "BackendContract", "BlegateTestSupport", "TestBackend", "DBus", "Simulator",
+                "BlegateServer", "BackendContract", "BlegateTestSupport", "TestBackend", "DBus", "Simulator", "TimeZoneFiles",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "NIOCore", package: "swift-nio"),

@@ -8,6 +8,8 @@
 # kept in $BLEGATE_STATE_DIR/db-password, mode 0600). Schema migrations run on start.
 #   BLEGATE_SERVER_LISTEN   host:port to serve on (default 127.0.0.1:8090)
 #   BLEGATE_STATE_DIR       where the password and the database URL go (default ./.blegate)
+#   BLEGATE_PG_CLUSTER      the cluster to use when pg_lsclusters shows several (a name or
+#                           version/name; default the one named main)
 # Then, in another terminal (with BLEGATE_DATABASE_URL="$(cat .blegate/database-url)"):
 #   blegate-server gateway add room-1        # prints the gateway's token once
 #   blegate-server staff add reception       # a token for the staff page, /staff
@@ -31,8 +33,24 @@ if [ -z "${BLEGATE_DATABASE_URL:-}" ]; then
         $sudo_cmd apt-get update -qq
         DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq postgresql >/dev/null
     fi
-    # The newest cluster Debian made (pg_createcluster when there is none), started.
-    cluster="$(pg_lsclusters --no-header 2>/dev/null | sort -V | tail -n 1 || true)"
+    # The cluster named $BLEGATE_PG_CLUSTER (a name, or version/name) when set, else the
+    # newest one named `main`, else the only one (pg_createcluster when there is none).
+    # Several clusters and none of them `main`: say which there are rather than guess.
+    clusters="$(pg_lsclusters --no-header 2>/dev/null | sort -V || true)"
+    wanted="${BLEGATE_PG_CLUSTER:-}"
+    if [ -n "$wanted" ]; then
+        if [[ "$wanted" == */* ]]; then
+            cluster="$(awk -v v="${wanted%%/*}" -v n="${wanted#*/}" '$1 == v && $2 == n' <<<"$clusters" | tail -n 1)"
+        else
+            cluster="$(awk -v n="$wanted" '$2 == n' <<<"$clusters" | tail -n 1)"
+        fi
+        [ -n "$cluster" ] || { echo "start-server: no PostgreSQL cluster $wanted (BLEGATE_PG_CLUSTER); pg_lsclusters shows:" >&2; pg_lsclusters >&2 || true; exit 1; }
+    elif [ "$(grep -c . <<<"$clusters")" -gt 1 ]; then
+        cluster="$(awk '$2 == "main"' <<<"$clusters" | tail -n 1)"
+        [ -n "$cluster" ] || { echo "start-server: several PostgreSQL clusters and none named main; set BLEGATE_PG_CLUSTER to one of:" >&2; pg_lsclusters >&2; exit 1; }
+    else
+        cluster="$clusters"
+    fi
     if [ -z "$cluster" ]; then
         version="$(ls /usr/lib/postgresql | sort -V | tail -n 1)"
         $sudo_cmd pg_createcluster "$version" main >&2

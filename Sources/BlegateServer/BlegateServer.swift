@@ -5,6 +5,7 @@ import Logging
 import PostgresNIO
 import ServiceLifecycle
 import Synchronization
+import TimeZoneFiles
 import UnixSignals
 
 /// blegate-server: the backend contract on PostgreSQL. It keeps nothing in memory between
@@ -21,11 +22,14 @@ public final class BlegateServer: Sendable {
         /// 0 picks a free port; `start()` returns the bound one.
         public var port: Int
         public var database: DatabaseURL
+        /// The gym's zone: the staff page shows class and workout times in it.
+        public var timeZone: TimeZoneFile
 
-        public init(host: String = "127.0.0.1", port: Int = 8080, database: DatabaseURL) {
+        public init(host: String = "127.0.0.1", port: Int = 8080, database: DatabaseURL, timeZone: TimeZoneFile = .system()) {
             self.host = host
             self.port = port
             self.database = database
+            self.timeZone = timeZone
         }
     }
 
@@ -98,7 +102,7 @@ public final class BlegateServer: Sendable {
             }
             let c = server.configuration
             try await ListeningService(
-                responder: ServerResponder(store: server.store, logger: server.logger),
+                responder: ServerResponder(store: server.store, logger: server.logger, time: LocalTime(zone: c.timeZone)),
                 host: c.host, port: c.port, serverName: "blegate-server", bound: started ?? BoundPort(), logger: server.logger,
                 onListening: { [logger = server.logger] port in
                     logger.info("blegate-server listening on \(c.host):\(port), database \(c.database)")

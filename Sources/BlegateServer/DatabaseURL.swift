@@ -191,8 +191,49 @@ extension DatabaseURL {
             let connection = try await PostgresConnection.connect(configuration: configuration, id: 0, logger: logger)
             try? await connection.close()
         } catch {
-            throw Unreachable(description: "cannot connect to \(self): \(Self.reason(error))")
+            throw Unreachable(description: "cannot connect to \(self): \(explained(error))")
         }
+    }
+
+    /// Where the server was looked for, as a person would name it.
+    var place: String {
+        socketDirectory.map { "\($0) (port \(port))" } ?? "\(host ?? "127.0.0.1"):\(port)"
+    }
+
+    /// The reason (`reason`) and what to check: the errors that read like the library's
+    /// internals (a refused connection, `authMechanismRequiresPassword`, an unknown role or
+    /// database) name the likely cause and the command or setting to look at.
+    func explained(_ error: any Error) -> String {
+        let e = error as? PSQLError
+        return explanation(code: e?.code, sqlState: e?.serverInfo?[.sqlState], reason: Self.reason(error))
+    }
+
+    public func explanation(code: PSQLError.Code?, sqlState: String?, reason: String) -> String {
+        let lower = reason.lowercased()
+        if code == .authMechanismRequiresPassword {
+            return "the server asks for a password but the database URL has none: add one (postgres://\(user):PASSWORD@host/\(database)) "
+                + "or allow peer or trust authentication for \(user) in pg_hba.conf"
+        }
+        switch sqlState {
+        case "3D000"?:
+            return "\(reason) — create it (`createdb -O \(user) \(database)` as postgres) or fix the URL's database name"
+        case "28P01"?:
+            return "\(reason) — check the password in the database URL (`ALTER ROLE \(user) PASSWORD ...` sets one)"
+        case "28000"? where lower.contains("role"):
+            return "\(reason) — create the role (`createuser \(user)` as postgres) or fix the URL's user name"
+        case "28000"?:
+            return "\(reason) — pg_hba.conf refuses \(user) on this connection (peer authentication needs the system user "
+                + "of the same name; over TCP use a password)"
+        default:
+            break
+        }
+        if lower.contains("connection refused") || lower.contains("errno: 111") {
+            return "connection refused at \(place) — is PostgreSQL running? (`systemctl status postgresql`, `pg_lsclusters`)"
+        }
+        if socketDirectory != nil, lower.contains("no such file") || lower.contains("errno: 2)") {
+            return "no PostgreSQL socket at \(place) — is PostgreSQL running, on that port? (`systemctl status postgresql`, `pg_lsclusters`)"
+        }
+        return reason
     }
 
     /// The server's message, or the underlying error, without PostgresNIO's redaction.

@@ -207,6 +207,38 @@ enum Migrations {
         (3, "pairings by device and time", [
             "CREATE INDEX pairing_codes_device ON pairing_codes (device_address, used_at DESC) WHERE used_at IS NOT NULL",
         ]),
+        // Members with a name and a profile the gateways fetch, and straps assigned to them
+        // (or unassigned, a row without a member) without a code. An assignment is an event
+        // beside the code exchanges: who wears a strap at a time is the latest of either
+        // (`ServerStore.memberSQL`). Client ids known only from codes and workouts stay
+        // valid without a row; they read as members named by their id.
+        (4, "members and strap assignments", [
+            """
+            CREATE TABLE members (
+                client_id text PRIMARY KEY,
+                name text NOT NULL,
+                age int,
+                max_hr int,
+                resting_hr int,
+                weight_kg real,
+                sex text CHECK (sex IN ('female', 'male')),
+                created_at timestamptz NOT NULL DEFAULT now(),
+                updated_at timestamptz NOT NULL DEFAULT now()
+            )
+            """,
+            """
+            CREATE TABLE strap_assignments (
+                id bigserial PRIMARY KEY,
+                device_address text NOT NULL,
+                client_id text,
+                assigned_at timestamptz NOT NULL DEFAULT clock_timestamp(),
+                gateway_id text,
+                device_name text,
+                device_model text
+            )
+            """,
+            "CREATE INDEX strap_assignments_device ON strap_assignments (device_address, assigned_at DESC)",
+        ]),
     ]
 
     /// Applies the steps not yet recorded; returns the versions it applied.

@@ -18,6 +18,8 @@ struct ServerResponder: HTTPResponder {
 
     let store: ServerStore
     let logger: Logger
+    /// The gym's zone, for the staff page's times.
+    let time: LocalTime
 
     static let maximumBody = 64 << 20
 
@@ -57,20 +59,32 @@ struct ServerResponder: HTTPResponder {
         case (_, "/api/v1/workouts"):
             guard request.method == .post || request.method == .put else { return Self.json(405, Self.error("use POST or PUT")) }
             return try await gatewayRequest(request, path: path)
+        case (_, "/api/v1/members"):
+            guard request.method == .get else { return Self.json(405, Self.error("use GET")) }
+            let caller = try await gatewayCaller(request)
+            guard caller.gateway != nil else { return caller.refusal! }
+            return Self.json(200, MembersAnswer(members: try await store.members()))
+        case (.put, _) where path.hasPrefix("/api/v1/members/"):
+            return try await putMember(request, path: path)
+        case (_, "/api/v1/assignments"):
+            guard request.method == .post else { return Self.json(405, Self.error("use POST")) }
+            return try await assignment(request)
         case (.get, "/api/v1/gateways"):
             guard try await staffCaller(request) != nil else { return Self.json(401, Self.error("missing or unknown staff token")) }
             return Self.json(200, GatewaysAnswer(gateways: try await store.gateways().map(GatewaysAnswer.Gateway.init)))
         case (.get, _) where path.hasPrefix("/api/v1/members/"):
             guard try await staffCaller(request) != nil else { return Self.json(401, Self.error("missing or unknown staff token")) }
             return try await ReadEndpoints(store: store).member(request, path: path)
-        case (_, "/staff"), (_, "/staff/login"), (_, "/staff/logout"), (_, "/staff/pairing-codes"):
-            return try await StaffPage(store: store).respond(request)
         case (.get, _) where path.hasPrefix("/staff/members/") && path.hasSuffix("/workouts.csv"):
             // The staff page's export link: the same CSV, with the page's cookie instead of a bearer token.
             guard let token = StaffPage.cookieToken(request), try await store.staff(token: token) != nil else {
                 return Self.json(401, Self.error("sign in at /staff first"))
             }
             return try await ReadEndpoints(store: store).member(request, path: "/api/v1" + path.dropFirst("/staff".count))
+        case (_, "/staff"), (_, "/staff/login"), (_, "/staff/logout"), (_, "/staff/pairing-codes"), (_, "/staff/members"):
+            return try await StaffPage(store: store, time: time).respond(request)
+        case (_, _) where path.hasPrefix("/staff/members/") || path.hasPrefix("/staff/classes/"):
+            return try await StaffPage(store: store, time: time).respond(request)
         default:
             return Self.json(404, Self.error("no such endpoint: \(request.method) \(path)"))
         }
@@ -87,36 +101,69 @@ struct ServerResponder: HTTPResponder {
         return try await store.staff(token: token)
     }
 
-    private func gatewayRequest(_ request: Request, path: String) async throws -> Response {
-        guard let token = bearer(request) else { return Self.json(401, Self.error("missing bearer token")) }
+    /// The gateway a request's token belongs to (its contact noted), or the refusal.
+    private func gatewayCaller(_ request: Request) async throws -> (gateway: String?, refusal: Response?) {
+        guard let token = bearer(request) else { return (nil, Self.json(401, Self.error("missing bearer token"))) }
         let gateway: String
         switch try await store.caller(token: token) {
         case let .gateway(id): gateway = id
-        case let .revoked(id): return Self.json(403, Self.error("the token of gateway \(id) was revoked"))
-        case .unknown: return Self.json(401, Self.error("unknown bearer token"))
+        case let .revoked(id): return (nil, Self.json(403, Self.error("the token of gateway \(id) was revoked")))
+        case .unknown: return (nil, Self.json(401, Self.error("unknown bearer token")))
         }
         func header(_ name: String) -> String? { request.headers.first { $0.name.canonicalName == name }?.value }
         let depth = header("blegate-outbox-depth").flatMap { Int($0.trimmingSpaces) }.flatMap { $0 >= 0 ? $0 : nil }
         let version = header("blegate-version").map { String($0.trimmingSpaces.prefix(100)) }
         try await store.touch(gateway: gateway, outboxDepth: depth, version: version)
+        return (gateway, nil)
+    }
 
+    /// A request's JSON object body, gzip or identity, with its text; or the refusal.
+    private func objectBody(_ request: Request, guess: ContractValue.Guess) async throws
+        -> (body: ContractValue, raw: ByteBuffer) {
         var request = request
-        let body: ContractValue
-        var raw: ByteBuffer
-        do {
-            raw = try await request.collectBody(upTo: Self.maximumBody)
-            switch request.headers[.contentEncoding]?.lowercased() {
-            case nil, "identity"?: break
-            case "gzip"?: raw = try raw.decompress(with: .gzip(), maxSize: Self.maximumBody * 4)
-            case let other?: return Self.json(415, Self.error("unsupported Content-Encoding \(other); use gzip"))
-            }
-            body = try ContractValue.parse(Data(raw.readableBytesView), guess: .gatewayRequest)
-        } catch let error as HTTPError where error.status == .contentTooLarge {
-            return Self.json(413, Self.error("body larger than \(Self.maximumBody) bytes"))
-        } catch {
-            return Self.json(400, Self.error("body is not gzip-compressed JSON: \(error)"))
+        var raw = try await request.collectBody(upTo: Self.maximumBody)
+        switch request.headers[.contentEncoding]?.lowercased() {
+        case nil, "identity"?: break
+        case "gzip"?: raw = try raw.decompress(with: .gzip(), maxSize: Self.maximumBody * 4)
+        case let other?: throw BodyRefusal(status: 415, message: "unsupported Content-Encoding \(other); use gzip")
         }
-        guard case .object = body else { return Self.json(400, Self.error("body must be a JSON object")) }
+        let body: ContractValue
+        do {
+            body = try ContractValue.parse(Data(raw.readableBytesView), guess: guess)
+        } catch {
+            throw BodyRefusal(status: 400, message: "body is not gzip-compressed JSON: \(error)")
+        }
+        guard case .object = body else { throw BodyRefusal(status: 400, message: "body must be a JSON object") }
+        return (body, raw)
+    }
+
+    /// Why a body was not read: answered with its status, never as a 503.
+    struct BodyRefusal: Error {
+        var status: Int
+        var message: String
+    }
+
+    /// `objectBody` with its refusals as answers (413 for a body over the limit).
+    private func readBody(_ request: Request, guess: ContractValue.Guess) async throws -> (body: ContractValue?, raw: ByteBuffer, refusal: Response?) {
+        do {
+            let (body, raw) = try await objectBody(request, guess: guess)
+            return (body, raw, nil)
+        } catch let error as HTTPError where error.status == .contentTooLarge {
+            return (nil, ByteBuffer(), Self.json(413, Self.error("body larger than \(Self.maximumBody) bytes")))
+        } catch let refusal as BodyRefusal {
+            return (nil, ByteBuffer(), Self.json(refusal.status, Self.error(refusal.message)))
+        } catch {
+            // Reading or inflating the body: the client's doing, not the database's.
+            return (nil, ByteBuffer(), Self.json(400, Self.error("body is not gzip-compressed JSON: \(error)")))
+        }
+    }
+
+    private func gatewayRequest(_ request: Request, path: String) async throws -> Response {
+        let caller = try await gatewayCaller(request)
+        guard let gateway = caller.gateway else { return caller.refusal! }
+        let read = try await readBody(request, guess: .gatewayRequest)
+        guard let body = read.body else { return read.refusal! }
+        let raw = read.raw
 
         if path == "/api/v1/pair" {
             guard let code = body["code"]?.string, !code.isEmpty else { return Self.json(400, Self.error("code: required string")) }
@@ -158,6 +205,64 @@ struct ServerResponder: HTTPResponder {
         default: try await store.accept(profileMetrics: items, gateway: gateway)
         }
         return Self.json(200, outcome.answer)
+    }
+
+    /// `PUT /api/v1/members/{client_id}`: a gateway changes a member's name or profile.
+    private func putMember(_ request: Request, path: String) async throws -> Response {
+        let segment = path.dropFirst("/api/v1/members/".count)
+        guard !segment.isEmpty, !segment.contains("/"), let clientID = String(segment).removingPercentEncoding else {
+            return Self.json(404, Self.error("no such endpoint: PUT \(path)"))
+        }
+        // PostgreSQL's text cannot hold a NUL, so no member's id has one.
+        guard !clientID.contains("\u{0}") else { return Self.json(404, Self.error("unknown member")) }
+        let caller = try await gatewayCaller(request)
+        guard caller.gateway != nil else { return caller.refusal! }
+        let read = try await readBody(request, guess: .any)
+        guard let body = read.body else { return read.refusal! }
+        do {
+            let changes = try MemberChanges(json: body)
+            guard let member = try await store.updateMember(clientID, changes) else {
+                return Self.json(404, Self.error("unknown member \(clientID)"))
+            }
+            return Self.json(200, member)
+        } catch let problem as MemberProblem {
+            return Self.json(400, Self.error(problem.description))
+        }
+    }
+
+    /// `POST /api/v1/assignments`: a strap worn by a member from now on, or by nobody.
+    private func assignment(_ request: Request) async throws -> Response {
+        let caller = try await gatewayCaller(request)
+        guard let gateway = caller.gateway else { return caller.refusal! }
+        let read = try await readBody(request, guess: .any)
+        guard let body = read.body else { return read.refusal! }
+        guard case let .object(o) = body else { return Self.json(400, Self.error("body must be a JSON object")) }
+        let known: Set = ["address", "client_id", "name", "model"]
+        if let other = o.keys.sorted().first(where: { !known.contains($0) }) {
+            return Self.json(400, Self.error("\(other): not an assignment field (address, client_id, name, model)"))
+        }
+        guard let text = o["address"]?.string, let address = StrapAddress.normalized(text) else {
+            return Self.json(400, Self.error("address: must be a Bluetooth address AA:BB:CC:DD:EE:FF"))
+        }
+        let clientID: String?
+        switch o["client_id"] {
+        case .null?: clientID = nil
+        case let .string(s)? where !s.isEmpty: clientID = s
+        default: return Self.json(400, Self.error("client_id: required, a member's client id or null to unassign"))
+        }
+        var labels: [String?] = []
+        for key in ["name", "model"] {
+            switch o[key] {
+            case nil, .null?: labels.append(nil)
+            case let .string(s)? where s.utf8.count <= 200 && !s.contains("\u{0}"): labels.append(s)
+            default: return Self.json(400, Self.error("\(key): must be a string of at most 200 bytes without NUL, or null"))
+            }
+        }
+        if let clientID, clientID.contains("\u{0}") { return Self.json(404, Self.error("unknown member")) }
+        switch try await store.assign(address: address, clientID: clientID, name: labels[0], model: labels[1], gateway: gateway) {
+        case .assigned: return Self.json(200, AssignmentAnswer(address: address, clientID: clientID))
+        case .unknownMember: return Self.json(404, Self.error("unknown member \(clientID ?? "")"))
+        }
     }
 
     // MARK: Helpers
@@ -229,6 +334,28 @@ struct GatewaysAnswer: Encodable {
     }
 
     var gateways: [Gateway]
+}
+
+/// `GET /api/v1/members`: every member, by name.
+struct MembersAnswer: Encodable {
+    var members: [Member]
+}
+
+/// `POST /api/v1/assignments`'s answer: the address as stored and its member, or null.
+struct AssignmentAnswer: Encodable {
+    var address: String
+    var clientID: String?
+
+    enum CodingKeys: String, CodingKey {
+        case address
+        case clientID = "client_id"
+    }
+
+    func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(address, forKey: .address)
+        try c.encode(clientID, forKey: .clientID)
+    }
 }
 
 extension StringProtocol {

@@ -21,15 +21,24 @@ public struct BatchOutcome: Sendable, Equatable {
 }
 
 extension ServerStore {
-    /// The member a device was paired to at a time, as SQL over the columns or parameters
-    /// `device` and `at`: the latest pairing code exchanged for that device at or before then,
-    /// through any gateway (a later pairing of the strap to someone else takes over from its
-    /// own time). NULL when the device was not paired by then. An index lookup
-    /// (`pairing_codes_device`); inside `coalesce` it runs only for items sent without one.
+    /// The member wearing a device at a time, as SQL over the columns or parameters `device`
+    /// and `at`: the latest event for that device at or before then, through any gateway,
+    /// either a pairing code exchanged for it or an assignment (`POST /api/v1/assignments`;
+    /// an unassignment names no member). A later event takes over from its own time. NULL
+    /// when nothing paired or assigned the device by then, or its latest event unassigned
+    /// it. Two index lookups (`pairing_codes_device`, `strap_assignments_device`); inside
+    /// `coalesce` they run only for items sent without a client id.
     static func memberSQL(device: String, at time: String) -> String {
         """
-        (SELECT p.client_id FROM pairing_codes p WHERE p.device_address = \(device) AND p.used_at IS NOT NULL
-            AND p.used_at <= \(time) ORDER BY p.used_at DESC LIMIT 1)
+        (SELECT e.client_id FROM (
+            (SELECT p.client_id, p.used_at AS at, 0 AS kind FROM pairing_codes p
+             WHERE p.device_address = \(device) AND p.used_at IS NOT NULL AND p.used_at <= \(time)
+             ORDER BY p.used_at DESC LIMIT 1)
+            UNION ALL
+            (SELECT a.client_id, a.assigned_at, 1 FROM strap_assignments a
+             WHERE a.device_address = upper(\(device)) AND a.assigned_at <= \(time)
+             ORDER BY a.assigned_at DESC LIMIT 1)
+        ) AS e ORDER BY e.at DESC, e.kind DESC LIMIT 1)
         """
     }
 

@@ -83,58 +83,114 @@ extension ServerStore {
         return Page(items: items, next: more ? items.last.map { Cursor(time: $0.time, id: $0.id) } : nil)
     }
 
-    struct MemberSummary {
-        var clientID: String
-        var workouts: Int
-        var lastWorkout: String?
-        var devices: [String]
+    /// Each member's number of merged workouts and the start of the last (Unix seconds).
+    func workoutActivity() async throws -> [String: (workouts: Int, last: Double)] {
+        let rows = try await client.query("""
+            SELECT client_id, count(*)::int8, extract(epoch FROM max(start_time))::float8 FROM merged_workouts GROUP BY client_id
+            """, logger: logger)
+        var out: [String: (workouts: Int, last: Double)] = [:]
+        for try await (id, n, last) in rows.decode((String, Int, Double).self) { out[id] = (n, last) }
+        return out
     }
 
-    /// Members known from pairing codes or workouts, most recently active first.
-    func members(limit: Int = 200) async throws -> [MemberSummary] {
+    /// A class as the staff page lists it: sent workouts of one class name whose start
+    /// falls in one UTC hour.
+    struct ClassInfo {
+        var className: String
+        /// The hour's start, Unix seconds: with the name, the class's key.
+        var hour: Int64
+        /// The earliest workout start, Unix seconds.
+        var start: Double
+        /// Everyone in it: members, and straps nobody was wearing by the server's records.
+        var people: Int
+        var avgHR: Double
+        var gateways: [String]
+
+        var key: String { "\(hour)-" + StaffPage.percentEncoded(className) }
+    }
+
+    /// The last classes, from the workouts as sent (not the merged ones), so a strap no
+    /// member wore is counted too, by its address.
+    func lastClasses(limit: Int = 20) async throws -> [ClassInfo] {
         let rows = try await client.query("""
-            WITH m AS (
-                SELECT client_id FROM pairing_codes UNION SELECT client_id FROM merged_workouts
-            )
-            SELECT m.client_id,
-                   (SELECT count(*) FROM merged_workouts w WHERE w.client_id = m.client_id)::int8,
-                   (SELECT \(unescaped: Self.iso("max(w.start_time)")) FROM merged_workouts w WHERE w.client_id = m.client_id),
-                   coalesce((SELECT string_agg(DISTINCT p.device_address, ' ') FROM pairing_codes p
-                             WHERE p.client_id = m.client_id AND p.device_address IS NOT NULL), '')
-            FROM m ORDER BY 3 DESC NULLS LAST, 1 LIMIT \(limit)
+            SELECT class_name, extract(epoch FROM hour)::int8, extract(epoch FROM min(start_time))::float8,
+                   count(DISTINCT coalesce(client_id, 'device:' || upper(body->>'device_id')))::int8,
+                   coalesce(avg((body->>'avg_heart_rate')::float8), 0), string_agg(DISTINCT gateway_id, ' ')
+            FROM (SELECT *, date_trunc('hour', start_time) AS hour FROM workouts WHERE class_name IS NOT NULL) AS w
+            GROUP BY class_name, hour
+            ORDER BY hour DESC, class_name LIMIT \(limit)
             """, logger: logger)
-        var out: [MemberSummary] = []
-        for try await (id, n, last, devices) in rows.decode((String, Int, String?, String).self) {
-            out.append(MemberSummary(clientID: id, workouts: n, lastWorkout: last,
-                                     devices: devices.split(separator: " ").map(String.init)))
+        var out: [ClassInfo] = []
+        for try await (name, hour, start, people, avg, gateways) in rows.decode((String, Int64, Double, Int, Double, String).self) {
+            out.append(ClassInfo(className: name, hour: hour, start: start, people: people, avgHR: avg,
+                                 gateways: gateways.split(separator: " ").map(String.init)))
         }
         return out
     }
 
-    struct ClassSummary {
-        var className: String
-        var start: String
-        var members: Int
-        var avgHR: Double
-        var gateways: [String]
+    /// One person's part in a class: their (merged, when a member's) workout and straps.
+    struct ClassPerson {
+        var clientID: String?
+        var devices: [String]
+        var workout: ContractValue
+        var start: Double
+        var end: Double
     }
 
-    /// The last classes: merged workouts grouped by class name and start hour.
-    func lastClasses(limit: Int = 20) async throws -> [ClassSummary] {
+    /// Everyone in the class `name` that started in the UTC hour `hour` (Unix seconds):
+    /// a member's merged workout (the longest when sent several), else the strap's own.
+    func classPeople(name: String, hour: Int64) async throws -> [ClassPerson] {
         let rows = try await client.query("""
-            SELECT class_name, \(unescaped: Self.iso("hour")), count(DISTINCT client_id)::int8,
-                   coalesce(avg(hr) FILTER (WHERE gi = 1), 0), string_agg(DISTINCT g, ' ')
-            FROM (SELECT m.class_name, date_trunc('hour', m.start_time) AS hour, m.client_id,
-                         (m.body->>'avg_heart_rate')::float8 AS hr, g.name AS g, g.gi
-                  FROM merged_workouts m, json_array_elements_text(m.body->'gateway_ids') WITH ORDINALITY AS g(name, gi)
-                  WHERE m.class_name IS NOT NULL) x
-            GROUP BY class_name, hour
-            ORDER BY hour DESC LIMIT \(limit)
+            SELECT w.client_id, upper(w.body->>'device_id'), coalesce(m.body, w.body)::text,
+                   extract(epoch FROM coalesce(m.start_time, w.start_time))::float8,
+                   extract(epoch FROM coalesce(m.end_time, w.end_time))::float8
+            FROM workouts w LEFT JOIN merged_workouts m ON m.id = w.merged_id
+            WHERE w.class_name = \(name) AND date_trunc('hour', w.start_time) = to_timestamp(\(Double(hour)))
+            ORDER BY w.start_time, w.id
             """, logger: logger)
-        var out: [ClassSummary] = []
-        for try await (name, start, members, avg, gateways) in rows.decode((String, String, Int, Double, String).self) {
-            out.append(ClassSummary(className: name, start: start, members: members, avgHR: avg,
-                                    gateways: gateways.split(separator: " ").map(String.init)))
+        var people: [String: ClassPerson] = [:]
+        var order: [String] = []
+        for try await (client, device, body, start, end) in rows.decode((String?, String?, String, Double, Double).self) {
+            guard let workout = try? ContractValue.parse(body) else { continue }
+            let key = client ?? "device:" + (device ?? "")
+            guard var p = people[key] else {
+                people[key] = ClassPerson(clientID: client, devices: device.map { [$0] } ?? [], workout: workout, start: start, end: end)
+                order.append(key)
+                continue
+            }
+            if let device, !p.devices.contains(device) { p.devices.append(device) }
+            if (workout["duration_seconds"]?.number ?? 0) > (p.workout["duration_seconds"]?.number ?? 0) { p.workout = workout }
+            p.start = min(p.start, start)
+            p.end = max(p.end, end)
+            people[key] = p
+        }
+        return order.compactMap { people[$0] }
+    }
+
+    /// Heart rates heard from `devices` (upper case) between two Unix times, oldest first.
+    func heartRates(devices: [String], from start: Double, to end: Double) async throws -> [String: [(time: Double, hr: Double)]] {
+        guard !devices.isEmpty else { return [:] }
+        let rows = try await client.query("""
+            SELECT upper(device_id), extract(epoch FROM ts)::float8, hr::float8 FROM records
+            WHERE ts >= to_timestamp(\(start)) AND ts <= to_timestamp(\(end)) AND hr IS NOT NULL
+              AND upper(device_id) = ANY(\(devices)::text[])
+            ORDER BY ts
+            """, logger: logger)
+        var out: [String: [(time: Double, hr: Double)]] = [:]
+        for try await (device, time, hr) in rows.decode((String, Double, Double).self) { out[device, default: []].append((time, hr)) }
+        return out
+    }
+
+    /// A member's merged workouts for their page, newest first: start (Unix seconds), the
+    /// hour key of its class, and the workout.
+    func memberWorkouts(clientID: String, limit: Int = 200) async throws -> [(start: Double, hour: Int64, workout: ContractValue)] {
+        let rows = try await client.query("""
+            SELECT extract(epoch FROM start_time)::float8, extract(epoch FROM date_trunc('hour', start_time))::int8, body::text
+            FROM merged_workouts WHERE client_id = \(clientID) ORDER BY start_time DESC, id DESC LIMIT \(limit)
+            """, logger: logger)
+        var out: [(start: Double, hour: Int64, workout: ContractValue)] = []
+        for try await (start, hour, body) in rows.decode((Double, Int64, String).self) {
+            if let w = try? ContractValue.parse(body) { out.append((start, hour, w)) }
         }
         return out
     }

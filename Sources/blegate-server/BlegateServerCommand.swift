@@ -3,13 +3,17 @@ import ArgumentParser
 import BlegateServer
 import Logging
 import PostgresNIO
+import TimeZoneFiles
 
 @main
 struct BlegateServerCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "blegate-server",
         abstract: "The blegate backend on PostgreSQL, shared by many gateways (docs/server.md).",
-        subcommands: [Serve.self, Migrate.self, GatewayCommand.self, PairingCommand.self, StaffCommand.self, Stats.self, Retention.self],
+        subcommands: [
+            Serve.self, Migrate.self, GatewayCommand.self, MemberCommand.self, PairingCommand.self, StaffCommand.self, Stats.self,
+            Retention.self,
+        ],
         defaultSubcommand: Serve.self
     )
 }
@@ -49,6 +53,9 @@ struct Serve: AsyncParsableCommand {
     static let configuration = CommandConfiguration(abstract: "Apply migrations and serve the API and the staff page.")
     @OptionGroup var database: DatabaseOptions
     @Option(help: "host:port to listen on") var listen = "127.0.0.1:8080"
+    @Option(name: .customLong("time-zone"),
+            help: "The gym's time zone for the staff page, Area/City (default: $TZ, else /etc/localtime)")
+    var timeZone: String?
 
     func run() async throws {
         guard let colon = listen.lastIndex(of: ":"), let port = Int(listen[listen.index(after: colon)...]), (0...65535).contains(port) else {
@@ -56,10 +63,16 @@ struct Serve: AsyncParsableCommand {
         }
         var logger = Logger(label: "blegate-server")
         logger.logLevel = ProcessInfoLite.environment("BLEGATE_LOG_LEVEL").flatMap(Logger.Level.init(rawValue:)) ?? .info
+        let zone: TimeZoneFile
+        if let timeZone {
+            do { zone = try TimeZoneFile(file: timeZone) } catch { throw ValidationError("--time-zone: \(error.description)") }
+        } else {
+            zone = .system()
+        }
         let url = try database.url()
         // Why the database is out of reach, at once, rather than the pool's retries.
         try await url.probe(logger: logger)
-        let server = BlegateServer(.init(host: String(listen[..<colon]), port: port, database: url), logger: logger)
+        let server = BlegateServer(.init(host: String(listen[..<colon]), port: port, database: url, timeZone: zone), logger: logger)
         try await server.run()
     }
 }
@@ -113,8 +126,103 @@ struct GatewayCommand: AsyncParsableCommand {
             let gateways = try await database.withStore { try await $0.gateways() }
             print("id\tstate\tlast_contact\toutbox_depth\tversion\trequests")
             for g in gateways {
-                print("\(g.id)\t\(g.revoked ? "revoked" : "live")\t\(g.lastContact ?? "-")\t\(g.outboxDepth.map(String.init) ?? "-")\t\(g.version ?? "-")\t\(g.requests)")
+                print("\(g.id)\t\(g.revoked ? "revoked" : "live")\t\(g.lastContact ?? "never seen")\t\(g.outboxDepth.map(String.init) ?? "-")\t\(g.version ?? "-")\t\(g.requests)")
             }
+        }
+    }
+}
+
+struct MemberCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "member", abstract: "Members: names and the profiles gateways fetch.", subcommands: [Add.self, List.self, SetProfile.self])
+
+    /// The profile options `add` and `set` share; `none` clears a value.
+    struct Profile: ParsableArguments {
+        @Option(help: "Age in years, 5 to 120 (none: unknown)") var age: String?
+        @Option(name: .customLong("max-hr"), help: "Maximum heart rate, 100 to 240 (none: unknown)") var maxHR: String?
+        @Option(name: .customLong("resting-hr"), help: "Resting heart rate, 25 to 120, below the maximum (none: unknown)") var restingHR: String?
+        @Option(name: .customLong("weight-kg"), help: "Weight in kg, 20 to 350 (none: unknown)") var weightKg: String?
+        @Option(help: "female or male (none: unknown)") var sex: String?
+
+        func changes(name: String? = nil) throws -> MemberChanges {
+            var c = MemberChanges()
+            do {
+                if let name { try c.set("name", text: name) }
+                for (field, value) in [("age", age), ("max_hr", maxHR), ("resting_hr", restingHR), ("weight_kg", weightKg), ("sex", sex)] {
+                    if let value { try c.set(field, text: value) }
+                }
+            } catch {
+                throw ValidationError("\(Self.option(error.field)): \(error.reason)")
+            }
+            return c
+        }
+
+        static func option(_ field: String) -> String {
+            field == "name" ? "--name" : "--" + field.replacing("_", with: "-")
+        }
+    }
+
+    struct Add: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Add a member and print their client id (made up unless --client-id gives one).")
+        @OptionGroup var database: DatabaseOptions
+        @Argument(help: "The member's name, as the wall and the staff page show it") var name: String
+        @Option(name: .customLong("client-id"), help: "The client id to use (default: m- and 10 random characters)") var clientID: String?
+        @OptionGroup var profile: Profile
+
+        func run() async throws {
+            let (name, id) = (self.name, clientID)
+            let changes = try profile.changes()
+            do {
+                let member = try await database.withStore { try await $0.addMember(name: name, clientID: id, changes: changes) }
+                print(member.clientID)
+            } catch let problem as MemberProblem {
+                throw ValidationError(problem.field == "client_id" ? "--client-id: \(problem.reason)" : problem.description)
+            }
+        }
+    }
+
+    struct List: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Every member, tab-separated: client_id, name, age, max_hr, resting_hr, weight_kg, sex, straps (- when unknown).")
+        @OptionGroup var database: DatabaseOptions
+
+        func run() async throws {
+            let members = try await database.withStore { try await $0.members() }
+            print("client_id\tname\tage\tmax_hr\tresting_hr\tweight_kg\tsex\tstraps")
+            func text(_ n: Int?) -> String { n.map(String.init) ?? "-" }
+            for m in members {
+                var fields: [String] = [m.clientID, m.name, text(m.age), text(m.maxHR), text(m.restingHR)]
+                fields.append(m.weightKg.map { String($0) } ?? "-")
+                fields.append(m.sex ?? "-")
+                fields.append(m.straps.isEmpty ? "-" : m.straps.joined(separator: ","))
+                print(fields.joined(separator: "\t"))
+            }
+        }
+    }
+
+    struct SetProfile: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "set", abstract: "Change a member's name or profile; `none` clears a value (--age none).")
+        @OptionGroup var database: DatabaseOptions
+        @Argument(help: "The member's client id") var clientID: String
+        @Option(help: "A new name") var name: String?
+        @OptionGroup var profile: Profile
+
+        func run() async throws {
+            let id = clientID
+            let changes = try profile.changes(name: name)
+            guard changes != MemberChanges() else {
+                throw ValidationError("nothing to change: give --name, --age, --max-hr, --resting-hr, --weight-kg or --sex")
+            }
+            let updated: Member?
+            do {
+                updated = try await database.withStore { try await $0.updateMember(id, changes) }
+            } catch let problem as MemberProblem {
+                throw ValidationError("\(Profile.option(problem.field)): \(problem.reason)")
+            }
+            guard let updated else { throw ValidationError("no member \(id)") }
+            print("updated \(updated.clientID) (\(updated.name))")
         }
     }
 }

@@ -31,7 +31,7 @@ struct AdminCommandTests {
             for try await v in try await c.query("SELECT version FROM schema_migrations ORDER BY version").decode(Int.self) { versions.append(v) }
             return versions
         }
-        #expect(steps == [1, 2, 3])
+        #expect(steps == [1, 2, 3, 4])
 
         // A database out of reach is named with the server's reason at once, not after the pool's retries.
         var missing = database
@@ -109,5 +109,46 @@ struct AdminCommandTests {
         #expect(isToken(renewed) && renewed != token)
         #expect(try await post("/api/v1/metrics", Make.metrics(gateway: "room-1", []), renewed).status == 200)
         #expect(try await post("/api/v1/metrics", Make.metrics(gateway: "room-1", []), token).status == 401)
+    }
+
+    @Test("member add/list/set: a made-up or given id, an existing id refused by name, `none` clears, bad values name the option; gateway list says never seen")
+    func memberCommands() async throws {
+        try #require(FileManager.default.isExecutableFile(atPath: ServerProcess.binary), "no blegate-server beside \(BlegateBinary.path)")
+        let database = try await PostgresFixture.database()
+        func run(_ arguments: String) async -> (out: String, status: Int32) {
+            await shell("'\(ServerProcess.binary)' \(arguments) --database-url '\(database)' 2>&1")
+        }
+        func lines(_ text: String) -> [[String]] { text.split(separator: "\n").map { $0.split(separator: "\t", omittingEmptySubsequences: false).map(String.init) } }
+
+        let ana = await run("member add 'Ana López' --age 34 --max-hr 188 --sex female")
+        let anaID = ana.out.trimmingCharacters(in: .whitespacesAndNewlines)
+        #expect(ana.status == 0 && anaID.hasPrefix("m-") && anaID.count == 12, "\(ana.out)")
+        let bo = await run("member add Bo --client-id c-5 --weight-kg 80.5")
+        #expect(bo.status == 0 && bo.out.trimmingCharacters(in: .whitespacesAndNewlines) == "c-5", "\(bo.out)")
+        let again = await run("member add Other --client-id c-5")
+        #expect(again.status != 0 && again.out.contains("member c-5 already exists"), "\(again.out)")
+        let badAge = await run("member set c-5 --age 400")
+        #expect(badAge.status != 0 && badAge.out.contains("--age: must be a whole number from 5 to 120, got 400"), "\(badAge.out)")
+        let badResting = await run("member set \(anaID) --resting-hr 200")
+        #expect(badResting.status != 0 && badResting.out.contains("--resting-hr: must be a whole number from 25 to 120, got 200"), "\(badResting.out)")
+        let above = await run("member set \(anaID) --resting-hr 100 --max-hr 100")
+        #expect(above.status != 0 && above.out.contains("--resting-hr: must be below max_hr (100), got 100"), "\(above.out)")
+        let noName = await run("member add ''")
+        #expect(noName.status != 0 && noName.out.contains("name: must be 1 to 80 characters"), "\(noName.out)")
+        #expect(await run("member set nobody --age 30").out.contains("no member nobody"))
+        let set = await run("member set \(anaID) --age none --resting-hr 50 --name 'Ana L.'")
+        #expect(set.status == 0, "\(set.out)")
+
+        let listed = await run("member list")
+        #expect(listed.status == 0)
+        #expect(lines(listed.out) == [
+            ["client_id", "name", "age", "max_hr", "resting_hr", "weight_kg", "sex", "straps"],
+            [anaID, "Ana L.", "-", "188", "50", "-", "female", "-"],
+            ["c-5", "Bo", "-", "-", "-", "80.5", "-", "-"],
+        ], "\(listed.out)")
+
+        #expect(await run("gateway add room-9").status == 0)
+        let gateways = lines(await run("gateway list").out)
+        #expect(gateways.contains(["room-9", "live", "never seen", "-", "-", "0"]), "\(gateways)")
     }
 }

@@ -10,6 +10,7 @@ import NIOCore
 import NIOHTTP1
 import PostgresNIO
 import Synchronization
+import TimeZoneFiles
 
 /// One PostgreSQL for the whole test process: `BLEGATE_TEST_DATABASE_URL` (a role that may
 /// create databases) when set, else a throw-away cluster from scripts/test-postgres.sh,
@@ -80,11 +81,12 @@ struct ServerHarness: Sendable {
     var store: ServerStore { server.store }
     var baseURL: String { "http://127.0.0.1:\(port)" }
 
-    static func start() async throws -> ServerHarness {
+    /// `timeZone`: the staff page's zone (UTC unless a test is about local times).
+    static func start(timeZone: TimeZoneFile = .utc) async throws -> ServerHarness {
         let database = try await PostgresFixture.database()
         var logger = Logger(label: "blegate-server-test")
         logger.logLevel = .error
-        let server = BlegateServer(.init(host: "127.0.0.1", port: 0, database: database), logger: logger)
+        let server = BlegateServer(.init(host: "127.0.0.1", port: 0, database: database, timeZone: timeZone), logger: logger)
         let port = try await server.start()
         let staff = try await server.store.addStaff("tests")
         return ServerHarness(server: server, port: port, database: database, staffToken: staff)
