@@ -28,9 +28,10 @@ enum CoachHTML {
     .strap[data-state=streaming]{border-left-color:#2ea043}.strap[data-state=advertised]{border-left-color:#1f6fd1}
     .strap[data-state=waiting-for-link],.strap[data-state=waiting],.strap[data-state=backing-off],.strap[data-state=connecting],.strap[data-state=resolving]{border-left-color:#d97706}
     .strap .top{display:flex;justify-content:space-between;gap:.4rem;align-items:baseline}
-    .strap .who{font-weight:bold;overflow:hidden;text-overflow:ellipsis;white-space:nowrap}
-    .strap .hr{font-size:1.4rem;font-weight:bold;font-variant-numeric:tabular-nums}
+    .strap .who{font-weight:bold;overflow:hidden;text-overflow:ellipsis;white-space:nowrap;min-width:0}
+    .strap .hr{font-size:1.4rem;font-weight:bold;font-variant-numeric:tabular-nums;white-space:nowrap;flex:0 0 auto}
     .strap .state{font-size:.85rem;color:#c9d1d9}.strap .why{font-size:.8rem;color:#f5a524}
+    .strap[data-state=streaming] .why,.strap[data-state=advertised] .why{color:#8b949e}
     .strap .addr{font-size:.75rem;color:#8b949e}
     .strap .actions{display:flex;gap:.4rem;flex-wrap:wrap}.strap .actions button{flex:1 1 auto;min-height:40px}
     dialog{background:#161b22;color:#f0f3f6;border:1px solid #30363d;border-radius:12px;width:min(92vw,460px);padding:1rem}
@@ -202,9 +203,13 @@ enum CoachHTML {
       if (s.summary_number !== summaryNumber) { summaryNumber = s.summary_number; loadSummary(); }
     }
 
+    let summaries = 0;
     async function loadSummary() {
       const r = await fetch("/coach/api/summary", {credentials: "same-origin", cache: "no-store"});
-      if (r.ok) $("summary-box").innerHTML = await r.text();
+      if (!r.ok) return;
+      $("summary-box").innerHTML = await r.text();
+      // A class that just ended: its summary is what the coach wants to see.
+      if (summaries++ > 0) $("last").scrollIntoView({behavior: "smooth"});
     }
 
     function tick() {

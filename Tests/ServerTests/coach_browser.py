@@ -203,6 +203,8 @@ def main():
         out["all_delivered"] = bool(wait_for(60, lambda: (d.refresh() or True) and wait_for(10, lambda: tids(d, "summary-member")) and all(
             e.get_attribute("data-delivery") == "delivered" for e in d.find_elements(By.CSS_SELECTOR, "[data-field=delivery]"))
             and d.find_elements(By.CSS_SELECTOR, "[data-field=delivery]"), every=3))
+        d.execute_script("document.getElementById('last').scrollIntoView();")
+        time.sleep(0.5)
         d.save_screenshot(a.shots + "/coach-summary.png")
 
         # The wall shows the members by their names.
