@@ -41,9 +41,9 @@ extension ServerStore {
         try await members(clientID: clientID).first
     }
 
-    /// A new member; the id is `m-` and 10 random base-32 characters unless given. An id
-    /// known only from codes or workouts gets its row (its name and profile); one that
-    /// has a row already is refused, naming it.
+    /// A new member; the id is `m-` and 10 random base-32 characters unless given. A given
+    /// id that is a member's already (a row, or known from codes or workouts) is refused,
+    /// naming it: adding would silently rename someone; `updateMember` does that on purpose.
     public func addMember(name: String, clientID: String? = nil, changes: MemberChanges = MemberChanges()) async throws -> Member {
         let name = try MemberChanges.checkedName(name)
         var blank = Member(clientID: "", name: name, straps: [])
@@ -52,7 +52,7 @@ extension ServerStore {
         blank = try changes.applied(to: blank)
         if let given = clientID {
             let id = try MemberChanges.checkedClientID(given)
-            guard try await insert(blank, id: id) else {
+            guard !(try await isMember(id)), try await insert(blank, id: id) else {
                 throw AdminError(description: "member \(id) already exists; change it with `member set \(id)`")
             }
             return try await member(id) ?? blank

@@ -250,11 +250,19 @@ struct StaffPage {
         guard parts.count == 2, let hour = Int64(parts[0]), let name = String(parts[1]).removingPercentEncoding, !name.contains("\u{0}") else {
             return html(404, Self.document(title: "No such class", body: "<p><a href=\"/staff\">Back to the staff page</a></p>"))
         }
-        let people = try await store.classPeople(name: name, hour: hour)
-        guard let start = people.map(\.start).min(), let end = people.map(\.end).max() else {
+        let found = try await store.classPeople(name: name, hour: hour)
+        guard let start = found.map(\.start).min(), let end = found.map(\.end).max() else {
             return html(404, Self.document(title: "No such class", body: "<p><a href=\"/staff\">Back to the staff page</a></p>"))
         }
         let members = Dictionary(try await store.members().map { ($0.clientID, $0) }, uniquingKeysWith: { a, _ in a })
+        func label(_ p: ServerStore.ClassPerson) -> String {
+            p.clientID.map { members[$0]?.name ?? $0 } ?? p.devices.joined(separator: ", ")
+        }
+        // By name, as the members list; straps nobody wore (named by address) after them.
+        let people = found.sorted { a, b in
+            let (x, y) = (a.clientID == nil ? 1 : 0, b.clientID == nil ? 1 : 0)
+            return x != y ? x < y : label(a).lowercased() < label(b).lowercased()
+        }
         let rates = try await store.heartRates(devices: Array(Set(people.flatMap(\.devices))), from: start, to: end)
         var b = "<nav><a href=\"/staff\">Staff page</a></nav>"
         b += "<section id=\"class\" data-class=\"\(Self.escape(name))\"><p>Started <span data-field=\"start\">\(time.text(start))</span>, "
@@ -262,7 +270,6 @@ struct StaffPage {
         b += people.count == 1 ? "person.</p>" : "people.</p>"
         for p in people {
             let m = p.clientID.flatMap { members[$0] }
-            let label = m?.name ?? p.clientID ?? p.devices.joined(separator: ", ")
             let profile = MemberProfile(age: m?.age, maxHR: m?.maxHR, restingHR: m?.restingHR)
             let maxHR = Double(MaxHeartRate.of(profile)?.bpm ?? 185)
             let samples = p.devices.flatMap { rates[$0] ?? [] }.sorted { $0.time < $1.time }
@@ -270,7 +277,7 @@ struct StaffPage {
             let curve = HeartRateCurve(durationSeconds: end - start, maxHR: maxHR, restingHR: m?.restingHR.map(Double.init))
             let zones = p.workout["seconds_in_zone"]?.array?.compactMap(\.number) ?? []
             b += "<section class=\"summary-member\" data-testid=\"summary-member\" data-member=\"\(Self.escape(p.clientID ?? p.devices.first ?? ""))\">"
-            b += "<h3>\(Self.escape(label))</h3><div class=\"curve\" data-samples=\"\(samples.count)\">\(curve.svg(samples))</div>"
+            b += "<h3>\(Self.escape(label(p)))</h3><div class=\"curve\" data-samples=\"\(samples.count)\">\(curve.svg(samples))</div>"
             b += "<table><thead><tr>"
             for z in 1...5 { b += "<th>Zone \(z)</th>" }
             b += "<th>Points</th><th>kcal</th></tr></thead><tbody><tr>"

@@ -77,6 +77,7 @@ struct MemberTests {
 
         // A client id known only from a pairing code is a member named by its id, and can be given a profile.
         _ = try await s.createPairingCode(clientID: "c-legacy", validSeconds: 60)
+        await #expect(throws: ServerStore.AdminError.self) { try await s.addMember(name: "Lee", clientID: "c-legacy") }
         let all = try await s.members()
         #expect(all.map(\.name) == ["Ana", "Bo Lund", "c-legacy"])
         var legacy = MemberChanges()

@@ -110,6 +110,9 @@ struct StaffPageTests {
         #expect(page.status == 200)
         let summaries = page.body.components(separatedBy: "data-testid=\"summary-member\"").dropFirst()
         #expect(summaries.count == 3)
+        // By name, the strap nobody wore last.
+        #expect(summaries.map { $0.components(separatedBy: "data-member=\"").dropFirst().first?.prefix { $0 != "\"" } }
+                == ["m-ana", "c-2", "C4:A4:00:00:00:09"])
         #expect(summaries.allSatisfy { $0.contains("<svg") && $0.contains("<td data-zone=\"1\"") && $0.contains(">2:00</td>") })
         #expect(summaries.allSatisfy { $0.contains("<td data-field=\"points\">42</td>") && $0.contains("<td data-field=\"kcal\">123</td>") })
         let ana = try #require(summaries.first { $0.contains("data-member=\"m-ana\"") })
