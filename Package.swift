@@ -119,7 +119,7 @@ let package = Package(
         .target(
             name: "Sync",
             dependencies: [
-                "Outbox", "WearMetrics", "PrintableText", "Timing",
+                "Outbox", "BackendContract", "WearMetrics", "PrintableText", "Timing",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
@@ -161,7 +161,7 @@ let package = Package(
         .target(name: "Effort"),
         // A class's summary as the wall, the coach page and the staff page show it: the
         // zone-coloured heart-rate curve (SVG) and times in zones.
-        .target(name: "ClassSummary", dependencies: ["Effort"]),
+        .target(name: "ClassSummary", dependencies: ["Effort", "PrintableText"]),
         // A member's workout in a class from their strap's records, its JSON, FIT and TCX: pure maths.
         .target(name: "Workouts", dependencies: ["Classes", "Effort", "WearMetrics", "HRV"]),
         // The wall: a live page of every member's heart rate, served by `blegate run`.
@@ -178,7 +178,7 @@ let package = Package(
         ),
         // The coach page on the wall's listener: PIN sign-in, sessions, forgery checks, and
         // the page that runs a class from a tablet over `CoachActions`.
-        .target(name: "CoachPage", dependencies: ["Wall", "Timing"]),
+        .target(name: "CoachPage", dependencies: ["Wall", "PrintableText", "Timing"]),
         // `blegate run`: straps → cache → backend as one service group, the wall, classes,
         // the status socket.
         .target(
@@ -205,7 +205,7 @@ let package = Package(
         .target(
             name: "BlegateServer",
             dependencies: [
-                "Outbox", "BackendContract", "HTTPListening", "ClassSummary", "Effort", "TimeZoneFiles", "Timing",
+                "Outbox", "BackendContract", "HTTPListening", "ClassSummary", "Effort", "PrintableText", "TimeZoneFiles", "Timing",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),

@@ -1,54 +1,11 @@
 // SPDX-License-Identifier: MIT
 import BackendContract
 
-/// A member as gateways (`GET /api/v1/members`), the staff page and `member list` see them.
-/// A client id known only from pairing codes or workouts is a member named by its id with
-/// an unknown profile, so ids handed out before members had names keep working.
-public struct Member: Sendable, Equatable, Encodable {
-    public var clientID: String
-    public var name: String
-    public var age: Int?
-    public var maxHR: Int?
-    public var restingHR: Int?
-    public var weightKg: Double?
-    public var sex: String?
-    /// Device addresses, upper case, whose latest pairing or assignment is this member.
-    public var straps: [String]
-
-    public init(clientID: String, name: String, age: Int? = nil, maxHR: Int? = nil, restingHR: Int? = nil, weightKg: Double? = nil,
-                sex: String? = nil, straps: [String] = []) {
-        self.clientID = clientID
-        self.name = name
-        self.age = age
-        self.maxHR = maxHR
-        self.restingHR = restingHR
-        self.weightKg = weightKg
-        self.sex = sex
-        self.straps = straps
-    }
-
-    enum CodingKeys: String, CodingKey {
-        case name, age, sex, straps
-        case clientID = "client_id"
-        case maxHR = "max_hr"
-        case restingHR = "resting_hr"
-        case weightKg = "weight_kg"
-    }
-
-    /// Written out: the synthesized form leaves out nil members, and the contract has
-    /// every key, null when unknown.
-    public func encode(to encoder: any Encoder) throws {
-        var c = encoder.container(keyedBy: CodingKeys.self)
-        try c.encode(clientID, forKey: .clientID)
-        try c.encode(name, forKey: .name)
-        try c.encode(age, forKey: .age)
-        try c.encode(maxHR, forKey: .maxHR)
-        try c.encode(restingHR, forKey: .restingHR)
-        try c.encode(weightKg, forKey: .weightKg)
-        try c.encode(sex, forKey: .sex)
-        try c.encode(straps, forKey: .straps)
-    }
-}
+/// A member as gateways (`GET /api/v1/members`), the staff page and `member list` see them
+/// (the contract's type). A client id known only from pairing codes or workouts is a member
+/// named by its id with an unknown profile, so ids handed out before members had names keep
+/// working.
+public typealias Member = ContractMember
 
 /// Why a member's value was refused: the field as the API names it and a reason a person
 /// can act on. The API answers it as 400 `{"error": "field: reason"}`, the CLI and the

@@ -2,6 +2,7 @@
 import BackendContract
 import ClassSummary
 import Effort
+import PrintableText
 import Hummingbird
 import NIOCore
 
@@ -325,20 +326,7 @@ struct StaffPage {
         return out
     }
 
-    static func escape(_ s: String) -> String {
-        var out = ""
-        for c in s {
-            switch c {
-            case "&": out += "&amp;"
-            case "<": out += "&lt;"
-            case ">": out += "&gt;"
-            case "\"": out += "&quot;"
-            case "'": out += "&#39;"
-            default: out.append(c)
-            }
-        }
-        return out
-    }
+    static func escape(_ s: String) -> String { PrintableText.html(s) }
 
     private func html(_ status: Int, _ text: String) -> Response {
         Response(status: .init(code: status), headers: [.contentType: "text/html; charset=utf-8", .cacheControl: "no-store"],

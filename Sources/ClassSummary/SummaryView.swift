@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: MIT
+import PrintableText
 
 /// A class's summary as HTML: one card per strap heard in the class, paired or not, with
 /// its curve, time in zones 1 to 5 (m:ss), points and kcal. The wall shows it full screen
@@ -68,18 +69,5 @@ public enum SummaryView {
         return b + "</div></section>"
     }
 
-    static func escape(_ s: String) -> String {
-        var out = ""
-        for c in s {
-            switch c {
-            case "&": out += "&amp;"
-            case "<": out += "&lt;"
-            case ">": out += "&gt;"
-            case "\"": out += "&quot;"
-            case "'": out += "&#39;"
-            default: out.append(c)
-            }
-        }
-        return out
-    }
+    static func escape(_ s: String) -> String { PrintableText.html(s) }
 }

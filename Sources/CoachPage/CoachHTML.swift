@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: MIT
+import PrintableText
 
 /// The coach page, whole (no CDN, no build step): the sign-in form, and the page that
 /// draws `/coach/api/state` every 2 s and posts the coach's actions. Made for a phone
@@ -282,18 +283,5 @@ enum CoachHTML {
     refresh();
     """#
 
-    static func escape(_ s: String) -> String {
-        var out = ""
-        for c in s {
-            switch c {
-            case "&": out += "&amp;"
-            case "<": out += "&lt;"
-            case ">": out += "&gt;"
-            case "\"": out += "&quot;"
-            case "'": out += "&#39;"
-            default: out.append(c)
-            }
-        }
-        return out
-    }
+    static func escape(_ s: String) -> String { PrintableText.html(s) }
 }

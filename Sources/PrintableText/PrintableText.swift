@@ -57,3 +57,23 @@ public enum PrintableText {
         return text.replacing(secret, with: "<token>")
     }
 }
+
+extension PrintableText {
+    /// `text` as HTML text or an attribute value in double or single quotes: the pages
+    /// (wall summary, coach page, staff page) show names members and staff typed.
+    public static func html(_ text: String) -> String {
+        var out = ""
+        out.reserveCapacity(text.utf8.count)
+        for c in text {
+            switch c {
+            case "&": out += "&amp;"
+            case "<": out += "&lt;"
+            case ">": out += "&gt;"
+            case "\"": out += "&quot;"
+            case "'": out += "&#39;"
+            default: out.append(c)
+            }
+        }
+        return out
+    }
+}

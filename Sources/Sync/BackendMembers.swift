@@ -4,61 +4,12 @@ import FoundationEssentials
 #else
 import Foundation
 #endif
+import BackendContract
 import PrintableText
 
 /// A member as blegate-server keeps them (`GET /api/v1/members`): display name, profile,
-/// and the straps assigned to them there. Every key is present; unknown values are null.
-public struct BackendMember: Sendable, Equatable, Codable {
-    public var clientID: String
-    public var name: String
-    public var age: Int?
-    public var maxHR: Int?
-    public var restingHR: Int?
-    public var weightKg: Double?
-    public var sex: String?
-    public var straps: [String]
-
-    public init(clientID: String, name: String, age: Int? = nil, maxHR: Int? = nil, restingHR: Int? = nil, weightKg: Double? = nil,
-                sex: String? = nil, straps: [String] = []) {
-        self.clientID = clientID
-        self.name = name
-        self.age = age
-        self.maxHR = maxHR
-        self.restingHR = restingHR
-        self.weightKg = weightKg
-        self.sex = sex
-        self.straps = straps
-    }
-
-    enum CodingKeys: String, CodingKey {
-        case clientID = "client_id", name, age, maxHR = "max_hr", restingHR = "resting_hr", weightKg = "weight_kg", sex, straps
-    }
-
-    public init(from decoder: any Decoder) throws {
-        let c = try decoder.container(keyedBy: CodingKeys.self)
-        clientID = try c.decode(String.self, forKey: .clientID)
-        name = try c.decodeIfPresent(String.self, forKey: .name) ?? clientID
-        age = try c.decodeIfPresent(Int.self, forKey: .age)
-        maxHR = try c.decodeIfPresent(Int.self, forKey: .maxHR)
-        restingHR = try c.decodeIfPresent(Int.self, forKey: .restingHR)
-        weightKg = try c.decodeIfPresent(Double.self, forKey: .weightKg)
-        sex = try c.decodeIfPresent(String.self, forKey: .sex)
-        straps = try c.decodeIfPresent([String].self, forKey: .straps) ?? []
-    }
-
-    /// Written out: the synthesized form leaves out nil members, the contract keeps them.
-    public func encode(to encoder: any Encoder) throws {
-        var c = encoder.container(keyedBy: CodingKeys.self)
-        try c.encode(clientID, forKey: .clientID)
-        try c.encode(name, forKey: .name)
-        try c.encode(age, forKey: .age)
-        try c.encode(maxHR, forKey: .maxHR)
-        try c.encode(restingHR, forKey: .restingHR)
-        try c.encode(weightKg, forKey: .weightKg)
-        try c.encode(sex, forKey: .sex)
-        try c.encode(straps, forKey: .straps)
-    }
-}
+/// and the straps assigned to them there.
+public typealias BackendMember = ContractMember
 
 /// A change to a member's profile from the coach page: only the keys set are sent; a
 /// key set to nil clears the value at the backend.
