@@ -145,6 +145,13 @@ uid="$(uid_of blegate)"; gid="$(gid_of blegate)"
 # 4. Files.
 install -D -m 0755 -o 0 -g 0 "$binary" "$(R $bin_path)"
 if [ -n "$lean" ]; then install -D -m 0755 -o 0 -g 0 "$lean" "$(R $lean_path)"; else rm -f "$(R $lean_path)"; fi
+say "installed $bin_path: \`blegate status\`, \`blegate workouts\` and the rest work from any directory"
+# A shell that does not look in /usr/local/bin (sudo's secure_path, a trimmed PATH) cannot
+# find it by name: say so, with the full path that always works.
+case ":${PATH:-}:" in
+    *:/usr/local/bin:*) ;;
+    *) say "note: /usr/local/bin is not on this shell's PATH: run $bin_path, or add /usr/local/bin to PATH" ;;
+esac
 install -d -m 0755 -o 0 -g 0 "$(R $conf_dir)"
 if [ -e "$(R $conf_dir/blegate.toml)" ]; then
     say "kept the existing $conf_dir/blegate.toml"

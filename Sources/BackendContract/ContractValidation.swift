@@ -84,8 +84,13 @@ public enum ContractValidation {
         case let v? where (v.number ?? -1) >= 0: break
         default: return "calories_active: must be a non-negative number or null"
         }
-        for key in ["distance_meters", "hrv_rmssd_ms"] where w[key] != nil {
-            guard (w[key]?.number ?? -1) >= 0 else { return "\(key): must be a non-negative number when present" }
+        switch w["distance_meters"] {
+        case nil, .null?: break
+        case let v? where (v.number ?? -1) >= 0: break
+        default: return "distance_meters: must be a non-negative number or null"
+        }
+        if w["hrv_rmssd_ms"] != nil, (w["hrv_rmssd_ms"]?.number ?? -1) < 0 {
+            return "hrv_rmssd_ms: must be a non-negative number when present"
         }
         for key in ["avg_heart_rate", "effort_points", "trimp"] {
             guard (w[key]?.number ?? -1) >= 0 else { return "\(key): must be a non-negative number" }

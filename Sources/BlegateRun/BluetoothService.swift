@@ -171,10 +171,12 @@ final class BluetoothService: Service, Sendable {
             errors.add(.bluetooth, "\(address) disconnected" + (flapping ? " (flapping)" : ""), detail: reason)
             logger.warning("\(event.message)")
         case let .stateChanged(address, state, reason):
+            // A refusal at an adapter's limit leaves the strap waiting for a link
+            // (`waiting-for-link`), not backing off: routine, not an error.
             if state == .backingOff { errors.add(.bluetooth, "\(address): connect failed", detail: reason) }
             logger.info("\(event.message)")
-        case let .limitLearned(adapter, limit, raised):
-            if !raised { errors.add(.bluetooth, "\(adapter) refuses links beyond \(limit)", detail: "its limit is now \(limit) link(s)") }
+        case .limitLearned:
+            // Routine: status shows it as the adapter's learned limit.
             logger.notice("\(event.message)")
         case .adapterReady, .limitProbe:
             logger.info("\(event.message)")

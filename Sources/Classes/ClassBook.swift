@@ -39,7 +39,7 @@ public struct ClassBook: Sendable, Equatable, Codable {
     /// `blegate class start`.
     public mutating func start(name: String, type: ClassType, at ms: Int64, plannedSeconds: Int? = nil) throws(ClassError) -> ClassSession {
         if let c = current {
-            throw ClassError(.alreadyRunning, "a class is already running: \(c.name ?? "unnamed") since \(c.startMs) (stop it first with `blegate class stop`)")
+            throw ClassError(.alreadyRunning, "a class is already running: \(c.name ?? "unnamed") since \(ZoneCalendar.system().iso8601(millisecondsSince1970: c.startMs)) (stop it first with `blegate class stop`)")
         }
         let trimmed = String(String(name.drop { $0 == " " }.reversed()).drop { $0 == " " }.reversed())
         guard !trimmed.isEmpty, trimmed.count <= 80, !trimmed.unicodeScalars.contains(where: { $0.value < 0x20 }) else {

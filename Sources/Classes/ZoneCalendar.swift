@@ -31,6 +31,11 @@ public struct ZoneCalendar: LocalCalendar {
         ZoneCalendar(zone: .system(environment: tz))
     }
 
+    /// An instant as local ISO 8601 with its offset, for people (`2026-11-28T18:05:12+01:00`).
+    public func iso8601(millisecondsSince1970 ms: Int64) -> String {
+        zone.iso8601(millisecondsSince1970: ms)
+    }
+
     /// The UTC offset in seconds at a Unix instant (ms).
     public func offsetSeconds(at ms: Int64) -> Int {
         Int(zone.offset(at: Self.floorSeconds(ms)))

@@ -10,6 +10,8 @@ enum ScanExit: Int32, Error {
     case poweredOff = 5
     case blocked = 6
     case discoveryFailed = 7
+    /// `stream`: no --device matched any device within --find-timeout.
+    case noMatch = 8
 }
 
 extension ScanExit {

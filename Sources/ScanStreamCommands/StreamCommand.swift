@@ -17,10 +17,12 @@ public struct StreamCommand: AsyncParsableCommand, Sendable {
         abstract: "Connect to heart-rate straps and print WearMetrics records as they arrive.",
         discussion: """
             --device takes an address (A0:9E:1A:12:34:56) or a name; names may use * \
-            (e.g. "Polar H10*"). Repeat it to follow several straps. Connection news goes \
-            to stderr. Ctrl-C stops notifications, disconnects and exits 0. Exit status \
-            otherwise as for scan: 2 bus unreachable, 3 bluetoothd not running, 4 no such \
-            adapter, 5 adapter powered off, 6 blocked by rfkill.
+            (e.g. "Polar H10*"), and any letter case for addresses. Repeat it to follow \
+            several straps. Connection news goes to stderr; a --device that matches nothing \
+            within --find-timeout is said there, with the devices seen. Ctrl-C stops \
+            notifications, disconnects and exits 0. Exit status otherwise as for scan: 2 \
+            bus unreachable, 3 bluetoothd not running, 4 no such adapter, 5 adapter \
+            powered off, 6 blocked by rfkill; and 8 no --device matched any device.
             """
     )
 
@@ -51,6 +53,9 @@ public struct StreamCommand: AsyncParsableCommand, Sendable {
     @Option(help: ArgumentHelp("Stop after S seconds; default: until Ctrl-C.", valueName: "S"))
     var duration: Double?
 
+    @Option(help: ArgumentHelp("Seconds of scanning after which a --device that matches no device is reported (exit 8 when none matches).", valueName: "S"))
+    var findTimeout: Double = 10
+
     @Option(help: ArgumentHelp("Bus: system (honours DBUS_SYSTEM_BUS_ADDRESS) or a D-Bus address.", valueName: "BUS"))
     var bus = "system"
 
@@ -78,6 +83,7 @@ public struct StreamCommand: AsyncParsableCommand, Sendable {
         if let interval, !(interval > 0) { throw ValidationError("--interval must be positive") }
         if !(hrvWindow >= 10) { throw ValidationError("--hrv-window must be at least 10 seconds") }
         if let duration, !(duration > 0) { throw ValidationError("--duration must be positive") }
+        if !(1...3600).contains(findTimeout) { throw ValidationError("--find-timeout must be between 1 and 3600 seconds") }
         if !(0...1000).contains(gatherMilliseconds) { throw ValidationError("--gather-ms must be between 0 and 1000") }
         if !(1...64).contains(linkLimit) { throw ValidationError("--max-links must be between 1 and 64") }
     }
@@ -138,14 +144,30 @@ public struct StreamCommand: AsyncParsableCommand, Sendable {
         }
         let runner = Task { try await manager.run() }
         let signals = await SignalWaiter.install()
-        await withTaskGroup(of: Void.self) { group in
-            group.addTask { await signals.wait() }
-            if let duration { group.addTask { try? await Task.sleep(for: .milliseconds(Int64(duration * 1000))) } }
-            group.addTask { _ = await runner.result }
-            await group.next()
+        let patterns = devices
+        let findTimeout = self.findTimeout
+        let noMatch = await withTaskGroup(of: String?.self) { group -> String? in
+            group.addTask { await signals.wait(); return nil }
+            if let duration { group.addTask { try? await Task.sleep(for: .milliseconds(Int64(duration * 1000))); return nil } }
+            group.addTask { _ = await runner.result; return nil }
+            // After the scan's first seconds: say which --device found nothing; end when none did.
+            group.addTask {
+                do { try await Task.sleep(for: .milliseconds(Int64(findTimeout * 1000))) } catch { return nil }
+                let unmatched = StreamCommand.unmatched(patterns, followed: manager.links.map { (address: $0.address, name: $0.name) })
+                guard !unmatched.isEmpty else { await StreamCommand.idle(); return nil }
+                let text = StreamCommand.notFound(unmatched, seconds: findTimeout, seen: manager.seenDevices)
+                if unmatched.count < patterns.count {
+                    printError("blegate stream: " + text + "; following the others")
+                    await StreamCommand.idle()
+                    return nil
+                }
+                return text
+            }
+            let first = await group.next() ?? nil
             // The runner is not a child: cancel it, or waiting for its result never ends.
             runner.cancel()
             group.cancelAll()
+            return first
         }
         runner.cancel()
         let result = await runner.result
@@ -161,5 +183,26 @@ public struct StreamCommand: AsyncParsableCommand, Sendable {
         if case .failure(let error) = result {
             throw ScanFailure(exit: .bluetoothdNotRunning, message: "cannot read bluetoothd's objects: \(error)")
         }
+        if let noMatch { throw ScanFailure(exit: .noMatch, message: noMatch) }
+    }
+
+    /// Until cancelled.
+    static func idle() async {
+        while (try? await Task.sleep(for: .seconds(3600))) != nil {}
+    }
+
+    /// The patterns that no followed device matches.
+    static func unmatched(_ patterns: [String], followed: [(address: String, name: String?)]) -> [String] {
+        patterns.filter { p in !followed.contains { DeviceSelection.matches(p, address: $0.address, name: $0.name) } }
+    }
+
+    /// "no device matching "Polar H10*" found in 10 s of scanning; seen: …".
+    static func notFound(_ patterns: [String], seconds: Double, seen: [(address: String, name: String?, heartRate: Bool)]) -> String {
+        let what = patterns.map { "\"\($0)\"" }.joined(separator: " or ")
+        let shown = seen.prefix(10).map { d in (d.name.map { "\($0) (\(d.address))" } ?? d.address) + (d.heartRate ? " [heart rate]" : "") }
+        let list = seen.isEmpty ? "no device at all (is the strap worn, awake and in range?)"
+            : shown.joined(separator: ", ") + (seen.count > shown.count ? " and \(seen.count - shown.count) more" : "")
+        let whole = seconds == seconds.rounded() ? "\(Int(seconds))" : "\(seconds)"
+        return "no device matching \(what) found in \(whole) s of scanning; seen: \(list) (blegate scan --all lists what is in range)"
     }
 }

@@ -189,7 +189,13 @@ final class StrapLink: Sendable {
             reason = "\(adapter) refuses links beyond \(n)"
         }
         let until = MonotonicClock.seconds() + delay
-        update { $0.state = .backingOff; $0.reason = reason; $0.backingOffUntil = until }
+        // A refusal at an adapter's limit is the strap waiting for room, not a failure.
+        let state: LinkState
+        switch verdict {
+        case .notCapacity, .repeated: state = .backingOff
+        case .suspect, .learned: state = .waitingForLink
+        }
+        update { $0.state = state; $0.reason = reason; $0.backingOffUntil = until }
         context.emit(.connectFailed(address: address, kind: kind, message: message, retryIn: delay))
         return await sleep(delay)
     }

@@ -98,6 +98,15 @@ public final class StrapManager: Sendable {
         }
     }
 
+    /// Every device bluetoothd holds now, heart-rate devices first: what scanning saw
+    /// (`blegate stream` names them when its `--device` matched none).
+    public var seenDevices: [(address: String, name: String?, heartRate: Bool)] {
+        mirror.devices.map { d in
+            (address: d.address.uppercased(), name: d.name ?? d.alias,
+             heartRate: d.uuids.contains(GATTNames.heartRateService) || LinkScheduler.advertisesHeartRate(d))
+        }.sorted { a, b in a.heartRate != b.heartRate ? a.heartRate : a.address < b.address }
+    }
+
     /// Datagrams read from AcquireNotify sockets.
     public var acquiredDatagrams: Int { context.reader.datagramCount }
 

@@ -113,7 +113,7 @@ public final class BackendClient: Sendable {
             return pair.clientID
         case 404:
             throw BackendError(kind: .unknownCode, endpoint: endpoint, status: 404,
-                               message: "pairing code \(code) is unknown to the backend; check the code shown to the member (codes are case-sensitive)")
+                               message: "pairing code \(code) is unknown to the backend; check it against the code the member was given (it is sent as typed; blegate-server ignores letter case, another backend may not)")
         case 409:
             throw BackendError(kind: .codeAlreadyUsed, endpoint: endpoint, status: 409,
                                message: "pairing code \(code) was already used; ask the member for a new code")

@@ -38,7 +38,7 @@ public struct Workout: Sendable, Equatable {
     public var durationSeconds: Int
     /// kcal, 1 decimal; nil unless weight, age and sex are known.
     public var caloriesActive: Double?
-    /// 1 decimal; nil (key omitted) when no machine reported a distance.
+    /// 1 decimal; nil (written as null) when no machine reported a distance.
     public var distanceMeters: Double?
     /// bpm, 1 decimal.
     public var avgHeartRate: Double
@@ -106,9 +106,9 @@ extension Workout: Encodable {
         case sourceDevice = "source_device"
     }
 
-    /// The contract's object: `client_id`, `class_name` and `calories_active` written as
-    /// null when unknown, `distance_meters` and `hrv_rmssd_ms` left out; the track and the
-    /// zones' bounds are not part of it.
+    /// The contract's object: `client_id`, `class_name`, `calories_active` and
+    /// `distance_meters` written as null when unknown, `hrv_rmssd_ms` left out; the track
+    /// and the zones' bounds are not part of it.
     public func encode(to encoder: any Encoder) throws {
         var c = encoder.container(keyedBy: CodingKeys.self)
         try c.encode(id, forKey: .id)
@@ -122,7 +122,7 @@ extension Workout: Encodable {
         try c.encode(endTime.iso8601, forKey: .endTime)
         try c.encode(durationSeconds, forKey: .durationSeconds)
         try c.encode(caloriesActive, forKey: .caloriesActive)
-        try c.encodeIfPresent(distanceMeters, forKey: .distanceMeters)
+        try c.encode(distanceMeters, forKey: .distanceMeters)
         try c.encode(avgHeartRate, forKey: .avgHeartRate)
         try c.encode(maxHeartRate, forKey: .maxHeartRate)
         try c.encode(minHeartRate, forKey: .minHeartRate)

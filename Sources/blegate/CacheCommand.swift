@@ -202,7 +202,7 @@ enum CacheStatsFormat {
             "records: \(s.total) total, \(s.pending) pending (\(s.unpairedPending) unpaired, policy \(s.unpairedPolicy.rawValue)), \(s.delivered) delivered, \(s.quarantined) quarantined",
         ]
         if let t = s.oldestPending, let age = s.oldestPendingAge(now: now) {
-            lines.append("oldest pending: measured \(t.iso8601), stored \(formatAge(age)) ago")
+            lines.append("oldest pending: measured \(LocalTime.text(t)), stored \(formatAge(age)) ago")
         }
         if !s.quarantineReasons.isEmpty {
             lines.append("quarantine reasons:")

@@ -28,7 +28,7 @@ struct ClassCommand: AsyncParsableCommand {
 
         func run() async throws {
             let config = try gateway.load()
-            let (answer, line) = try ClassCommand.exchange(config, .classShow)
+            let (answer, line) = try ClassCommand.exchange(config, .classShow, configuration: gateway.lookup)
             if json { print(line); return }
             guard let c = answer.classReport else {
                 print("no class is running")
@@ -52,7 +52,7 @@ struct ClassCommand: AsyncParsableCommand {
 
         func run() async throws {
             let config = try gateway.load()
-            let answer = try ClassCommand.ask(config, .classStart(name: name, type: type))
+            let answer = try ClassCommand.ask(config, .classStart(name: name, type: type), configuration: gateway.lookup)
             guard let c = answer.classReport else { return }
             print("started " + ClassCommand.describe(c, running: true))
         }
@@ -64,25 +64,26 @@ struct ClassCommand: AsyncParsableCommand {
 
         func run() async throws {
             let config = try gateway.load()
-            let answer = try ClassCommand.ask(config, .classStop)
+            let answer = try ClassCommand.ask(config, .classStop, configuration: gateway.lookup)
             guard let c = answer.classReport else { return }
             print("stopped " + ClassCommand.describe(c, running: false))
         }
     }
 
     /// The gateway's answer; refusals and a gateway that is not running exit non-zero.
-    static func ask(_ config: GatewayConfiguration, _ request: StatusRequest) throws -> StatusAnswer {
-        try exchange(config, request).answer
+    static func ask(_ config: GatewayConfiguration, _ request: StatusRequest, configuration lookup: ConfigLookup) throws -> StatusAnswer {
+        try exchange(config, request, configuration: lookup).answer
     }
 
     /// The answer parsed, and as the gateway sent it.
-    static func exchange(_ config: GatewayConfiguration, _ request: StatusRequest) throws -> (answer: StatusAnswer, line: String) {
+    static func exchange(_ config: GatewayConfiguration, _ request: StatusRequest,
+                         configuration lookup: ConfigLookup) throws -> (answer: StatusAnswer, line: String) {
         let line: String
         do {
             line = try StatusClient.ask(config.status.socket, request, timeout: .seconds(30))
         } catch {
             printError(error.nobodyListening
-                ? "blegate class: the gateway is not running (nothing answers on \(config.status.socket)); start it with `blegate run` or `systemctl start blegate`"
+                ? "blegate class: the gateway is not running (nothing answers on \(config.status.socket); configuration: \(lookup.description)); start it with `blegate run` or `systemctl start blegate`"
                 : "blegate class: \(error)")
             throw ExitCode(1)
         }

@@ -44,7 +44,7 @@ struct DevicesCommand: AsyncParsableCommand {
             let c = counts[d.address]
             let battery = d.battery.map { "\(Int(($0 * 100).rounded()))%" } ?? "-"
             print(pad(d.address, 19) + pad(clip(d.name ?? "-", 19), 20) + pad(clip(d.model ?? "-", 9), 10)
-                + pad(clip(d.firmware ?? "-", 8), 9) + pad(battery, 6) + pad(d.lastSeen?.iso8601 ?? "-", 26)
+                + pad(clip(d.firmware ?? "-", 8), 9) + pad(battery, 6) + pad(d.lastSeen.map { LocalTime.text($0) } ?? "-", 26)
                 + pad(clip(d.member?.clientID ?? "(unpaired)", 17), 18)
                 + pad(String(c?.total ?? 0), 9, right: true) + pad(String(c?.pending ?? 0), 9, right: true))
         }

@@ -6,17 +6,38 @@ import BlegateRun
 import ScanStreamCommands
 
 /// `--config` and `--state-dir`, shared by every command that works on the gateway's
-/// files. Without `--config`, a missing default file means the defaults, so the cache
-/// commands work on a machine that was never configured.
+/// files. Without `--config`, `ConfigLookup` decides (`$BLEGATE_CONFIG`, the system's
+/// file, the demo scripts/start.sh runs); with none of them, the defaults, so the cache
+/// commands work on a machine that was never configured. `blegate run` reads only
+/// `--config` or the system's file.
 struct GatewayOptions: ParsableArguments {
-    @Option(help: "Configuration file (default: \(GatewayConfiguration.defaultPath); absent = defaults).")
+    @Option(help: "Configuration file (default: $BLEGATE_CONFIG, else \(GatewayConfiguration.defaultPath), else the demo scripts/start.sh runs; none = defaults).")
     var config: String?
 
     @Option(name: .customLong("state-dir"), help: "Override gateway.state_directory (where the cache lives).")
     var stateDir: String?
 
-    /// The configuration, or exit 78 (EX_CONFIG) with the config error.
+    /// Which configuration `load()` reads, and why, for errors.
+    var lookup: ConfigLookup {
+        ConfigLookup.resolve(option: config, environment: ConfigLookup.processEnvironment())
+    }
+
+    /// The configuration `lookup` finds, or exit 78 (EX_CONFIG) with the config error.
     func load() throws -> GatewayConfiguration {
+        let found = lookup
+        do {
+            var c = GatewayConfiguration()
+            if let path = found.path { c = try GatewayConfiguration.load(path: path) }
+            if let stateDir { c.gateway.stateDirectory = stateDir }
+            return c
+        } catch {
+            printError(error.description + (found.source == .option ? "" : " (configuration: \(found.description))"))
+            throw ExitCode(78)
+        }
+    }
+
+    /// `--config` or the system's file (`blegate run`), or exit 78 with the config error.
+    func loadForRun() throws -> GatewayConfiguration {
         do {
             var c = try GatewayConfiguration.loadOrDefaults(path: config)
             if let stateDir { c.gateway.stateDirectory = stateDir }
@@ -39,7 +60,7 @@ struct GatewayOptions: ParsableArguments {
         do {
             return try RecordCache(path: c.cacheFilePath, options: CacheOptions(configuration: c, encryptionKey: key, create: false))
         } catch {
-            printError("\(error)")
+            printError("\(error) (configuration: \(lookup.description))")
             throw ExitCode(1)
         }
     }

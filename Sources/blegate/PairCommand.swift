@@ -24,10 +24,10 @@ struct PairCommand: AsyncParsableCommand {
 
     @OptionGroup var gateway: GatewayOptions
 
-    @Option(help: "The device's Bluetooth address (A0:9E:1A:12:34:56), or the short id the wall shows on a new strap's tile (its address's last four hex digits, 56AB).")
+    @Option(help: "The device's Bluetooth address (A0:9E:1A:12:34:56), or the short id the wall shows on a new strap's tile (its address's last four hex digits, 56AB); either in any letter case.")
     var device: String
 
-    @Option(help: "The pairing code the member got from the gym's app.")
+    @Option(help: "The pairing code the member got from the gym's app, sent to the backend as typed (blegate-server ignores letter case).")
     var code: String
 
     func validate() throws {

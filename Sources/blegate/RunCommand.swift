@@ -52,7 +52,7 @@ struct RunCommand: AsyncParsableCommand {
             return handler
         }
         let logger = Logger(label: "blegate")
-        let config = try gateway.load()
+        let config = try gateway.loadForRun()
         let address: DBusBusAddress = bus == "system" ? .system : .address(bus)
         let runtime: GatewayRuntime
         do {

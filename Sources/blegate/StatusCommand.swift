@@ -63,14 +63,15 @@ enum StatusText {
     static func render(_ r: StatusReport) -> String {
         var out = ""
         if r.source == "service" {
-            out += "blegate \(r.gatewayID): running since \(r.startedAt ?? "?") (live)\n"
+            out += "blegate \(r.gatewayID): running since \(r.startedAt.map(LocalTime.text(iso:)) ?? "?") (live)\n"
         } else {
             out += "blegate \(r.gatewayID): not running (from the cache database"
-            out += r.savedAt.map { "; state saved \($0) by the run started \(r.startedAt ?? "?"))\n" } ?? "; it never ran)\n"
+            out += r.savedAt.map { "; state saved \(LocalTime.text(iso: $0)) by the run started \(r.startedAt.map(LocalTime.text(iso:)) ?? "?"))\n" } ?? "; it never ran)\n"
         }
         out += "cache: \(r.cacheFile)\n"
         if let c = r.currentClass {
-            out += "class: \"\(c.name ?? "unnamed")\" (\(c.type)) since \(c.startTime)" + (c.plannedEndTime.map { ", ends at \($0)" } ?? "") + "\n"
+            out += "class: \"\(c.name ?? "unnamed")\" (\(c.type)) since \(LocalTime.text(iso: c.startTime))"
+                + (c.plannedEndTime.map { ", ends at \(LocalTime.text(iso: $0))" } ?? "") + "\n"
         }
         out += "\n"
 
@@ -81,12 +82,13 @@ enum StatusText {
             out += "  " + pad("ADDRESS", 19) + pad("NAME", 20) + pad("STATE", 17) + pad("HR", 5, right: true) + pad("BATT", 6, right: true)
                 + pad("RSSI", 6, right: true) + pad("RECONN", 8, right: true) + "  " + pad("PAIRED", 7) + "LAST SEEN\n"
             for d in r.devices {
+                let lastSeen: String = d.lastSeen.map { LocalTime.text(iso: $0) } ?? "-"
                 out += "  " + pad(d.address, 19) + pad(clip(d.name ?? "-", 19), 20) + pad(d.state, 17)
                     + pad(d.lastHeartRate.map(String.init) ?? "-", 5, right: true)
                     + pad(d.battery.map { "\($0)%" } ?? "-", 6, right: true)
                     + pad(d.rssi.map(String.init) ?? "-", 6, right: true)
                     + pad(d.reconnects.map(String.init) ?? "-", 8, right: true) + "  "
-                    + pad(d.paired ? "yes" : "no", 7) + (d.lastSeen ?? "-") + "\n"
+                    + pad(d.paired ? "yes" : "no", 7) + lastSeen + "\n"
                 if let reason = d.reason, d.state != "streaming" { out += "      " + reason + "\n" }
                 if let flag = d.flag {
                     out += "      \(flag): \(d.tooFast ?? 0) too fast and \(d.oversized ?? 0) oversized notifications dropped\n"
@@ -123,7 +125,7 @@ enum StatusText {
             out += "  \(s.state)" + (s.reason.map { " (\($0))" } ?? "") + " → \(s.endpoint)"
             out += "; since start: \(s.deliveredSinceStart) delivered, \(s.quarantinedSinceStart) quarantined, \(s.consecutiveFailures) failure(s) in a row\n"
             if let l = s.lastSync {
-                out += "  last: \(l.at) \(l.endpoint) HTTP \(l.httpStatus.map(String.init) ?? "none"), \(l.records) records"
+                out += "  last: \(LocalTime.text(iso: l.at)) \(l.endpoint) HTTP \(l.httpStatus.map(String.init) ?? "none"), \(l.records) records"
                 out += " (inserted \(l.inserted), duplicates \(l.duplicates), rejected \(l.rejected)) in \(l.durationMilliseconds) ms"
                 out += (l.error.map { "; error: \($0)" } ?? "") + "\n"
             } else {
@@ -136,7 +138,7 @@ enum StatusText {
         out += "\nERRORS (last \(r.errors.count))\n"
         if r.errors.isEmpty { out += "  none\n" }
         for e in r.errors {
-            out += "  \(e.at) \(pad(e.category, 9))\(e.message)" + (e.detail.map { " [\($0)]" } ?? "") + "\n"
+            out += "  \(LocalTime.text(iso: e.at)) \(pad(e.category, 9))\(e.message)" + (e.detail.map { " [\($0)]" } ?? "") + "\n"
         }
         return out
     }

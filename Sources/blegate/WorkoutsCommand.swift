@@ -11,9 +11,10 @@ struct WorkoutsCommand: AsyncParsableCommand {
         commandName: "workouts",
         abstract: "List the workouts in the cache with their delivery state.",
         discussion: """
-            One line per workout, newest first: class, strap, member, start, duration, \
-            average and maximum heart rate, points, and delivery (pending, delivered, or \
-            refused with the backend's reason). --json prints each workout as sent, with \
+            One line per workout, newest first: its id (what blegate export --workout and \
+            the backend know it by), class, strap, member, local start, duration, average \
+            and maximum heart rate, points, and delivery (pending, delivered, or refused \
+            with the backend's reason). --json prints each workout as sent, with \
             its delivery state. Exit status: 0 listed, 1 the cache could not be read, 78 \
             configuration error.
             """)
@@ -57,15 +58,15 @@ struct WorkoutsCommand: AsyncParsableCommand {
             print(className.map { "no workouts of \"\($0)\" in the cache" } ?? "no workouts in the cache")
             return
         }
-        print(pad("CLASS", 18) + pad("STRAP", 19) + pad("MEMBER", 14) + pad("START", 21) + pad("MIN", 5, right: true)
+        print(pad("ID", 38) + pad("CLASS", 18) + pad("STRAP", 19) + pad("MEMBER", 14) + pad("START", 27) + pad("MIN", 5, right: true)
             + pad("AVG", 6, right: true) + pad("MAX", 5, right: true) + pad("PTS", 6, right: true) + "  DELIVERY")
         for (doc, w) in rows {
             let minutes = Int((Double(w.durationSeconds) / 60).rounded())
             let delivery = doc.state == .quarantined ? "refused: " + clip(doc.reason ?? "", 40) : doc.state.rawValue
                 + (doc.revision > 1 ? " (revision \(doc.revision))" : "")
-            print(pad(clip(w.className ?? "open gym", 17), 18) + pad(w.deviceID, 19)
+            print(pad(doc.id, 38) + pad(clip(w.className ?? "open gym", 17), 18) + pad(w.deviceID, 19)
                 + pad(clip(w.clientID ?? "unpaired", 13), 14)
-                + pad(String(w.startTime.iso8601.prefix(19)), 21) + pad("\(minutes)", 5, right: true)
+                + pad(LocalTime.text(w.startTime), 27) + pad("\(minutes)", 5, right: true)
                 + pad(String(Int(w.avgHeartRate.rounded())), 6, right: true)
                 + pad(String(w.maxHeartRate), 5, right: true)
                 + pad(String(Int(w.effortPoints.rounded())), 6, right: true)

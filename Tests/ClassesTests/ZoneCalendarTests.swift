@@ -95,3 +95,32 @@ import Testing
         #expect(throws: ZoneCalendar.FileError.self) { try ZoneCalendar(file: "/nonexistent/zone") }
     }
 }
+
+/// Times for people: local ISO 8601 with the offset, never Unix numbers.
+@Suite struct LocalISO8601Tests {
+    @Test func localTimesCarryTheirOffset() throws {
+        let madrid = try ZoneCalendar(file: "Europe/Madrid")
+        // 2026-11-28T17:05:12.900Z: winter time, +01:00; the milliseconds are dropped.
+        #expect(madrid.iso8601(millisecondsSince1970: 1_795_885_512_900) == "2026-11-28T18:05:12+01:00")
+        // 2026-07-01T00:00:00Z: summer time, +02:00.
+        #expect(madrid.iso8601(millisecondsSince1970: 1_782_864_000_000) == "2026-07-01T02:00:00+02:00")
+        // Half an hour behind, across midnight: 2026-11-28T02:00:00Z in St John's.
+        let stJohns = try ZoneCalendar(file: "America/St_Johns")
+        #expect(stJohns.iso8601(millisecondsSince1970: 1_795_831_200_000) == "2026-11-27T22:30:00-03:30")
+        #expect(ZoneCalendar.utc.iso8601(millisecondsSince1970: -1) == "1969-12-31T23:59:59+00:00")
+    }
+
+    @Test func aRunningClassIsNamedWithItsLocalStart() throws {
+        var book = ClassBook()
+        let start: Int64 = 1_795_885_512_900
+        _ = try book.start(name: "Spin", type: .cycle, at: start)
+        do {
+            _ = try book.start(name: "Other", type: .run, at: start + 60_000)
+            Issue.record("a second class started")
+        } catch {
+            let text = error.description
+            #expect(!text.contains("\(start)") && !text.contains("\(start / 1000)"), "\(text)")
+            #expect(text.contains(ZoneCalendar.system().iso8601(millisecondsSince1970: start)), "\(text)")
+        }
+    }
+}

@@ -89,6 +89,10 @@ struct InstallScriptTests {
 
         let binary = try #require(Support.info(root + "/usr/local/bin/blegate"))
         #expect(binary.mode == 0o755 && binary.uid == 0)
+        #expect(out.contains("installed /usr/local/bin/blegate"), "\(out)")
+        // On the PATH by its name: a shell whose PATH holds the root's /usr/local/bin runs it.
+        let onPath = await Support.shell("PATH=\(Support.quote(root + "/usr/local/bin")):/usr/bin:/bin blegate --help 2>&1")
+        #expect(onPath.status == 0 && onPath.out.contains("status"), "\(onPath.out)")
         // The lean executable blegate hands scan and stream to, from beside --binary.
         let lean = try #require(Support.info(root + "/usr/local/bin/blegate-stream"), "no blegate-stream:\n\(out)")
         #expect(lean.mode == 0o755 && lean.uid == 0)
@@ -124,6 +128,8 @@ struct InstallScriptTests {
         // 3. Uninstall keeps data, config, token and the user.
         (out, status) = await Self.install(root, "--uninstall")
         #expect(status == 0, "\(out)")
+        let gonePath = await Support.shell("PATH=\(Support.quote(root + "/usr/local/bin")):/usr/bin:/bin command -v blegate")
+        #expect(gonePath.status != 0 && gonePath.out.isEmpty, "blegate still on the PATH: \(gonePath.out)")
         for gone in ["/usr/local/bin/blegate", "/usr/local/bin/blegate-stream", "/etc/systemd/system/blegate.service", "/etc/systemd/system/blegate.service.d",
                      "/etc/udev/rules.d/70-blegate.rules", "/etc/systemd/system/multi-user.target.wants/blegate.service"] {
             #expect(Support.info(root + gone) == nil, "\(gone) left behind")

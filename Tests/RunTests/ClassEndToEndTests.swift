@@ -59,10 +59,10 @@ struct ClassEndToEndTests {
                 #expect(d.reason?.isEmpty == false, "\(d.address) \(d.state) without a reason")
                 if needLinks.contains(d.address) {
                     // Waiting for a link on both adapters; or a second after a refusal at the
-                    // limit (retried without backoff); or trying the one link above a limit
-                    // that a stable, full adapter is probed with after a minute.
+                    // limit (waiting, retried without backoff); or trying the one link above a
+                    // limit that a stable, full adapter is probed with after a minute.
                     let waiting = d.state == "waiting-for-link" && d.reason!.contains("hci0 ") && d.reason!.contains("hci1 ")
-                    let refused = d.state == "backing-off" && d.reason!.contains("refuse")
+                    let refused = d.state == "waiting-for-link" && d.reason!.contains("refuse")
                     let probing = ["connecting", "resolving"].contains(d.state)
                     #expect(waiting || refused || probing, "\(d.address) \(d.state): \(d.reason ?? "")")
                 }

@@ -40,10 +40,16 @@ struct WorkoutsCommandTests {
         let table = await f.cli("workouts")
         #expect(table.status == 0, "\(table.out)")
         let rows = table.out.split(separator: "\n").map(String.init)
-        #expect(rows.first?.hasPrefix("CLASS") == true && rows.count == 5, "\(table.out)")
+        #expect(rows.first?.hasPrefix("ID") == true && rows.count == 5, "\(table.out)")
         // Newest first, one row per workout, each with its own delivery.
         #expect(rows.dropFirst().map { r in (1...4).first { r.contains(Self.device($0)) } ?? 0 } == [4, 3, 2, 1], "\(table.out)")
         func row(_ n: Int) -> String { rows.first { $0.contains(Self.device(n)) } ?? "" }
+        // Each row leads with the workout's whole id (the ids share their first 8 characters)
+        // and gives its start as local time with the offset.
+        for n in 1...4 {
+            #expect(row(n).hasPrefix(Self.id(n) + " "), "\(row(n))")
+            #expect(row(n).contains(#/ 2026-11-2[45]T\d\d:\d\d:00[+-]\d\d:\d\d /#), "\(row(n))")
+        }
         #expect(row(1).hasSuffix("  delivered"), "\(row(1))")
         #expect(row(2).hasSuffix("  pending"), "\(row(2))")
         #expect(row(3).hasSuffix("  pending (revision 2)") && row(3).contains(" 133 "), "\(row(3))")

@@ -43,6 +43,7 @@ struct CommandLineTests {
         #expect(Self.problem(StreamCommand.self, ["--device", "X", "--max-links", "soon"])?.contains("--max-links") == true)
         #expect(Self.problem(StreamCommand.self, ["--device", "X", "--format", "text", "--notify", "start", "--interval", "5", "--gather-ms", "0"]) == nil)
         #expect(Self.problem(StreamCommand.self, ["--device", "X", "--bogus"])?.contains("--bogus") == true)
+        #expect(Self.problem(StreamCommand.self, ["--device", "X", "--find-timeout", "0"]) == "--find-timeout must be between 1 and 3600 seconds")
         #expect(Self.problem(ScanCommand.self, []) == nil)
         #expect(Self.problem(ScanCommand.self, ["--timeout", "0"]) == "--timeout must be positive")
         #expect(Self.problem(ScanCommand.self, ["--timeout", "soon"])?.contains("--timeout") == true)
@@ -53,7 +54,7 @@ struct CommandLineTests {
     func help() {
         let stream = StreamCommand.helpMessage(columns: 200)
         for option in ["--device <ADDR|NAME>", "--format <FORMAT>", "--interval <S>", "--hrv-window <S>", "--adapter <hciN>",
-                       "--notify <METHOD>", "--duration <S>", "--bus <BUS>", "--max-links <N>", "--max-per-adapter <N>", "--gather-ms <MS>"] {
+                       "--notify <METHOD>", "--duration <S>", "--bus <BUS>", "--max-links <N>", "--max-per-adapter <N>", "--gather-ms <MS>", "--find-timeout <S>"] {
             #expect(stream.contains(option), "stream --help: \(option)")
         }
         let scan = ScanCommand.helpMessage(columns: 200)
@@ -61,5 +62,20 @@ struct CommandLineTests {
             #expect(scan.contains(option), "scan --help: \(option)")
         }
         #expect(scan.contains("7 discovery refused"))
+    }
+
+    @Test("a --device that matched nothing is named with what the scan saw")
+    func notFound() {
+        let polar = (address: "A0:9E:1A:00:00:01", name: Optional("Polar H10 1234"))
+        #expect(StreamCommand.unmatched(["Polar H10*", "a0:9e:1a:00:00:01", "Garmin*"], followed: [polar]) == ["Garmin*"])
+        #expect(StreamCommand.unmatched(["Garmin*"], followed: []) == ["Garmin*"])
+        let seen = [(address: "A0:9E:1A:00:00:01", name: Optional("Polar H10 1234"), heartRate: true),
+                    (address: "C0:00:00:00:00:02", name: nil, heartRate: false)]
+        #expect(StreamCommand.notFound(["Garmin*"], seconds: 10, seen: seen)
+            == "no device matching \"Garmin*\" found in 10 s of scanning; seen: Polar H10 1234 (A0:9E:1A:00:00:01) [heart rate], C0:00:00:00:00:02 (blegate scan --all lists what is in range)")
+        let many = (0..<12).map { (address: "C0:00:00:00:00:\($0 + 10)", name: Optional<String>.none, heartRate: false) }
+        #expect(StreamCommand.notFound(["X"], seconds: 2.5, seen: many).contains("in 2.5 s of scanning; seen: C0:00:00:00:00:10, ") == true)
+        #expect(StreamCommand.notFound(["X"], seconds: 10, seen: many).contains(" and 2 more (blegate scan") == true)
+        #expect(StreamCommand.notFound(["X", "Y"], seconds: 10, seen: []).hasPrefix("no device matching \"X\" or \"Y\" found in 10 s of scanning; seen: no device at all"))
     }
 }

@@ -89,13 +89,15 @@ enum ContractExamples {
         (record().with("battery", "0.9"), "battery: unknown field; extensions belong in metrics or meta"),
     ]
 
-    /// Workouts the contract accepts: open gym (`class_name` null), an empty class name, no
-    /// kcal, no distance and no RMSSD, an unnamed strap, a paired member's and an unpaired one's.
+    /// Workouts the contract accepts: open gym (`class_name` null), an empty class name, kcal
+    /// and distance null, no RMSSD, no `distance_meters` key at all, an unnamed strap, a
+    /// paired member's and an unpaired one's.
     static func goodWorkouts(gateway: String) -> [ContractItem] {
         [
             workout(gateway: gateway),
             workout(gateway: gateway).with("class_name", "null").with("client_id", "null"),
-            workout(gateway: gateway).with("class_name", "\"\"").with("calories_active", "null").without("distance_meters").without("hrv_rmssd_ms"),
+            workout(gateway: gateway).with("class_name", "\"\"").with("calories_active", "null").with("distance_meters", "null").without("hrv_rmssd_ms"),
+            workout(gateway: gateway).without("distance_meters"),
             workout(gateway: gateway).with("source_device", "\"\"").with("duration_seconds", "2700.0"),
         ]
     }
@@ -124,7 +126,8 @@ enum ContractExamples {
             (w.fresh().with("duration_seconds", "2700.5"), "duration_seconds: must be a non-negative integer"),
             (w.fresh().with("duration_seconds", "-1"), "duration_seconds: must be a non-negative integer"),
             (w.fresh().with("calories_active", "-5"), "calories_active: must be a non-negative number or null"),
-            (w.fresh().with("distance_meters", "-1"), "distance_meters: must be a non-negative number when present"),
+            (w.fresh().with("distance_meters", "-1"), "distance_meters: must be a non-negative number or null"),
+            (w.fresh().with("distance_meters", "\"far\""), "distance_meters: must be a non-negative number or null"),
             (w.fresh().with("hrv_rmssd_ms", "\"high\""), "hrv_rmssd_ms: must be a non-negative number when present"),
             (w.fresh().with("avg_heart_rate", "\"fast\""), "avg_heart_rate: must be a non-negative number"),
             (w.fresh().with("effort_points", "-0.5"), "effort_points: must be a non-negative number"),

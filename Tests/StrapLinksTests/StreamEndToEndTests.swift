@@ -250,4 +250,27 @@ struct StreamEndToEndTests {
             #expect(!stream.stderr.contains(sim.devices[0].address))
         }
     }
+
+    @Test("--device matching nothing: named after --find-timeout with the devices seen, exit 8; one of two matching: said, and the stream goes on")
+    func noMatch() async throws {
+        try await Self.withSimulator({ c in
+            c.straps = 2
+            c.seed = 10
+        }) { bus, sim in
+            let nothing = try await BackgroundProcess.start(
+                "'\(BlegateBinary.path)' stream --bus '\(bus.address)' --device 'Nope*' --find-timeout 3")
+            let status = await nothing.wait(timeout: 60)
+            #expect(status == 8, "exit \(String(describing: status)): \(nothing.stderr)")
+            #expect(nothing.stderr.contains("no device matching \"Nope*\" found in 3 s of scanning; seen: "), "\(nothing.stderr)")
+            #expect(sim.devices.contains { nothing.stderr.contains($0.address) }, "\(nothing.stderr)")
+
+            let one = try await BackgroundProcess.start(
+                "'\(BlegateBinary.path)' stream --bus '\(bus.address)' --device 'Nope*' --device '\(sim.devices[0].address)' --find-timeout 2")
+            #expect(await one.waitForStderr("no device matching \"Nope*\"", count: 1, timeout: 60), "\(one.stderr)")
+            #expect(one.stderr.contains("following the others"), "\(one.stderr)")
+            #expect(await one.waitForStderr("stream: connected ", count: 1, timeout: 60), "\(one.stderr)")
+            one.signal(SIGINT)
+            #expect(await one.wait(timeout: 60) == 0, "\(one.stderr)")
+        }
+    }
 }

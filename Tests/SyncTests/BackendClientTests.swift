@@ -41,6 +41,10 @@ struct BackendClientTests {
             #expect(error?.kind == .unknownCode)
             #expect(error?.status == 404)
             #expect(error?.message.contains("ZZZ999") == true)
+            // What is true of letter case: the gateway sends the code as typed, and only
+            // blegate-server is known to ignore case (the test backend does not).
+            #expect(error?.message.contains("sent as typed") == true && error?.message.contains("case-sensitive") == false,
+                    "\(error?.message ?? "")")
         }
     }
 

@@ -32,8 +32,8 @@ import WearMetrics
         #expect(try Self.fullWorkout().jsonString == expected)
     }
 
-    /// Open gym, unpaired strap, no machine, no RR, no profile: nulls written, optional
-    /// keys left out. Heard at 0 and 20 s at 150 bpm (max 185): 16 s zone 4 (16 × 4 / 60 =
+    /// Open gym, unpaired strap, no machine, no RR, no profile: nulls written (distance and
+    /// kcal included), RMSSD left out. Heard at 0 and 20 s at 150 bpm (max 185): 16 s zone 4 (16 × 4 / 60 =
     /// 1.07 points), 4 s index 0,
     /// average 150, coverage 1/20; TRIMP with rest 60, max 185, sex unknown:
     /// r = 90/125 = 0.72, 20/60 × 0.72 × mean(0.64 e^1.3824, 0.86 e^1.2024) = 0.649.
@@ -43,7 +43,7 @@ import WearMetrics
         let w = try #require(WorkoutBuilder.build(req, records: [strapRecord(0, hr: 150), strapRecord(20, hr: 150)]))
         let expected = """
             {"avg_heart_rate":150,"calories_active":null,"class_name":null,"client_id":null,"coverage":0.05,\
-            "device_id":"AA:BB:CC:DD:EE:01","duration_seconds":20,"effort_points":1.1,\
+            "device_id":"AA:BB:CC:DD:EE:01","distance_meters":null,"duration_seconds":20,"effort_points":1.1,\
             "end_time":"2026-11-25T10:00:20.000Z","formulas":{"kcal":"keytel-2005/v1","points":"blegate-points/v1",\
             "zones":"pct-max-50-60-70-80-90/v1"},"gateway_id":"gw-1","id":"6f1c1f8e-3b7a-5c1e-9d2a-0b6f4e8a1c3d",\
             "max_heart_rate":150,"min_heart_rate":150,"seconds_in_zone":[4,0,0,0,16,0],"source":"blegate",\
