@@ -15,7 +15,8 @@
 # already answering on BLEGATE_SERVER_LISTEN (default 127.0.0.1:8090) is used as it is.
 # It builds only what it runs (release): blegate, plus blegate-test-backend or
 # blegate-server for the simulator.
-# The wall's URL is printed once the wall answers.
+# The wall's URL is printed once the wall answers, with the coach page's and its PIN
+# ($BLEGATE_STATE_DIR/coach-pin, made once).
 # While it runs, ${XDG_STATE_HOME:-~/.local/state}/blegate/demo-config holds the path of its
 # configuration: `blegate status`, `class`, `workouts` and `export` find the gateway
 # through it without --config (after $BLEGATE_CONFIG and /etc/blegate/blegate.toml).
@@ -112,7 +113,8 @@ check_wall_port() {
     fi
 }
 
-# Prints the wall's URL once it answers (within 60 s), or says that it does not.
+# Prints the wall's URL once it answers (within 60 s), or says that it does not; then the
+# coach page's, when the configuration has a coach PIN (and the PIN, for the demo's).
 announce_wall() {
     local hp host port url shown
     hp="$(wall_listen "$1")"
@@ -130,6 +132,13 @@ announce_wall() {
     while [ "$SECONDS" -lt "$deadline" ]; do
         if answers "$url"; then
             echo "start: the wall: $shown"
+            if grep -q '^[[:space:]]*pin_file[[:space:]]*=' "$1" 2>/dev/null; then
+                if [ -n "${2:-}" ]; then
+                    echo "start: the coach page: ${url}coach (PIN $(cat "$2"), kept in $2)"
+                else
+                    echo "start: the coach page: ${url}coach (the PIN is in [coach] pin_file)"
+                fi
+            fi
             return
         fi
         sleep 0.5
@@ -258,7 +267,21 @@ if [ -z "$bus" ] || [ -z "$url" ]; then
 fi
 umask 077
 printf '%s\n' "$token" > "$demo/token"
+# The coach PIN stays the same from one start to the next.
+[ -s "$state/coach-pin" ] || printf '%06d\n' $(( $(od -An -N4 -tu4 /dev/urandom) % 1000000 )) > "$state/coach-pin"
+chmod 600 "$state/coach-pin"
 umask 022
+# Four members for the coach page to assign straps to: at blegate-server, or in the
+# configuration for the test backend (which keeps none).
+demo_members=("demo-ana:Ana" "demo-ben:Ben" "demo-chloe:Chloé" "demo-dev:Dev")
+member_tables=""
+for m in "${demo_members[@]}"; do
+    if [ "$backend" = server ]; then
+        BLEGATE_DATABASE_URL="$url_db" "$server_bin" member add "${m#*:}" --client-id "${m%%:*}" >/dev/null 2>&1 || true
+    else
+        member_tables+=$'\n'"[members.\"${m%%:*}\"]"$'\n'"name = \"${m#*:}\""
+    fi
+done
 cat > "$demo/blegate.toml" <<TOML
 # Written by scripts/start.sh for the simulator demo.
 [gateway]
@@ -269,6 +292,11 @@ url = "$url"
 token_file = "$demo/token"
 [status]
 socket = "$demo/status.sock"
+[display]
+room = "Demo studio"
+[coach]
+pin_file = "$state/coach-pin"
+$member_tables
 TOML
 publish_config "$demo/blegate.toml"
 echo "start: simulator on $bus ($straps straps, $advertising advertising heart rate; hci0 holds 4 links, hci1 7), backend at $url"
@@ -279,6 +307,6 @@ else
     echo "start:   curl -s $url/_admin/records | head -c 600"
 fi
 check_wall_port "$demo/blegate.toml"
-announce_wall "$demo/blegate.toml" &
+announce_wall "$demo/blegate.toml" "$state/coach-pin" &
 pids+=($!)
 "$bin" run --config "$demo/blegate.toml" --bus "$bus" "$@"
