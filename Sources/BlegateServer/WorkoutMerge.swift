@@ -164,7 +164,8 @@ struct MergedWorkout: Codable, Equatable {
     }
 
     /// Written out: the contract's nullable members (`client_id`, `class_name`,
-    /// `calories_active`) are null when unknown, where the synthesized form would drop them.
+    /// `calories_active`, `distance_meters`: GymDashSync's keys) are null when unknown,
+    /// where the synthesized form would drop them.
     func encode(to encoder: any Encoder) throws {
         var c = encoder.container(keyedBy: CodingKeys.self)
         try c.encode(id, forKey: .id)
@@ -178,7 +179,7 @@ struct MergedWorkout: Codable, Equatable {
         try c.encode(endTime, forKey: .endTime)
         try c.encode(durationSeconds, forKey: .durationSeconds)
         try c.encode(caloriesActive, forKey: .caloriesActive)
-        try c.encodeIfPresent(distanceMeters, forKey: .distanceMeters)
+        try c.encode(distanceMeters, forKey: .distanceMeters)
         try c.encode(avgHeartRate, forKey: .avgHeartRate)
         try c.encode(maxHeartRate, forKey: .maxHeartRate)
         try c.encode(minHeartRate, forKey: .minHeartRate)
