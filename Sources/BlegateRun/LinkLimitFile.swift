@@ -8,6 +8,7 @@ import FoundationEssentials
 import Foundation
 #endif
 import StrapLinks
+import Synchronization
 
 /// Learned link limits in `<state_directory>/link-limits.json`, by adapter address:
 /// `{"B8:27:EB:12:34:56": 5}`. Written whole to a temporary file, flushed and renamed,
@@ -20,6 +21,9 @@ import StrapLinks
 final class LinkLimitFile: LinkLimitMemory, Sendable {
     let path: String
     private let onError: @Sendable (String) -> Void
+    /// One save at a time: two adapters learning at once would both write `path.tmp`,
+    /// and the second rename would find it gone.
+    private let saving = Mutex(())
 
     init(path: String, onError: @escaping @Sendable (String) -> Void) {
         self.path = path
@@ -42,7 +46,7 @@ final class LinkLimitFile: LinkLimitMemory, Sendable {
         encoder.outputFormatting = [.sortedKeys]
         // A dictionary of integers: encoding cannot fail.
         let json = (try? encoder.encode(limits)) ?? Data("{}".utf8)
-        if let problem = Self.replace(path, with: Array(json)) {
+        if let problem = saving.withLock({ _ in Self.replace(path, with: Array(json)) }) {
             onError("cannot save learned link limits to \(path): \(problem)")
         }
     }
