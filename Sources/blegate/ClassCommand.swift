@@ -50,9 +50,12 @@ struct ClassCommand: AsyncParsableCommand {
             }
         }
 
+        @Flag(help: "Print the answer as JSON (times in UTC, to the millisecond).") var json = false
+
         func run() async throws {
             let config = try gateway.load()
-            let answer = try ClassCommand.ask(config, .classStart(name: name, type: type), configuration: gateway.lookup)
+            let (answer, line) = try ClassCommand.exchange(config, .classStart(name: name, type: type), configuration: gateway.lookup)
+            if json { print(line); return }
             guard let c = answer.classReport else { return }
             print("started " + ClassCommand.describe(c, running: true))
         }
@@ -61,10 +64,12 @@ struct ClassCommand: AsyncParsableCommand {
     struct Stop: AsyncParsableCommand {
         static let configuration = CommandConfiguration(commandName: "stop", abstract: "End the running class; its workouts go out.")
         @OptionGroup var gateway: GatewayOptions
+        @Flag(help: "Print the answer as JSON (times in UTC, to the millisecond).") var json = false
 
         func run() async throws {
             let config = try gateway.load()
-            let answer = try ClassCommand.ask(config, .classStop, configuration: gateway.lookup)
+            let (answer, line) = try ClassCommand.exchange(config, .classStop, configuration: gateway.lookup)
+            if json { print(line); return }
             guard let c = answer.classReport else { return }
             print("stopped " + ClassCommand.describe(c, running: false))
         }
@@ -99,9 +104,9 @@ struct ClassCommand: AsyncParsableCommand {
     }
 
     static func describe(_ c: ClassReport, running: Bool) -> String {
-        var text = "\"\(c.name ?? "unnamed class")\" (\(c.type), \(c.origin)) since \(c.startTime)"
-        if let end = c.endTime { text += " until \(end)" }
-        else if running, let planned = c.plannedEndTime { text += ", ends at \(planned)" }
+        var text = "\"\(c.name ?? "unnamed class")\" (\(c.type), \(c.origin)) since \(LocalTime.text(iso: c.startTime))"
+        if let end = c.endTime { text += " until \(LocalTime.text(iso: end))" }
+        else if running, let planned = c.plannedEndTime { text += ", ends at \(LocalTime.text(iso: planned))" }
         return text
     }
 }

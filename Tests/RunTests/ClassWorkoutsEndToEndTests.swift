@@ -73,7 +73,7 @@ struct ClassWorkoutsEndToEndTests {
 
             try await f.quiet(sim)
             await backend.beginOutage()
-            let stopped = await f.cli("class stop")
+            let stopped = await f.cli("class stop --json")
             #expect(stopped.status == 0, "\(stopped.out)")
             let classEnd = try #require(Self.endTime(stopped.out).flatMap(UTCTimestamp.init(iso8601:)), "\(stopped.out)").millisecondsSince1970
             #expect(await f.cli("class stop").status == 2)
@@ -289,10 +289,11 @@ struct ClassWorkoutsEndToEndTests {
         }
     }
 
-    /// The class's end in `blegate class stop`'s answer (`... until 2026-11-25T10:45:00.000Z`).
+    /// `end_time` of the class in a `blegate class stop --json` answer (UTC, to the millisecond).
     static func endTime(_ answer: String) -> String? {
-        guard let r = answer.range(of: " until ") else { return nil }
-        return answer[r.upperBound...].split(whereSeparator: { $0 == " " || $0 == "\n" }).first.map(String.init)
+        guard let data = answer.data(using: .utf8), let o = try? JSONSerialization.jsonObject(with: data) as? [String: Any],
+              let c = o["class"] as? [String: Any] else { return nil }
+        return c["end_time"] as? String
     }
 
     /// `start_time` of the class in a `blegate class --json` answer.
