@@ -178,12 +178,14 @@ final class ClassKeeper: Sendable {
                     book.withLock { $0.stored(key: f.session.key, now: now) }
                     continue
                 }
-                let stored = try await workouts.store(f.session, minDurationMs: settings.minDurationMs,
-                                                      type: f.session.origin == .openGym ? settings.openGymType : f.session.type)
+                let made = try await workouts.store(f.session, minDurationMs: settings.minDurationMs,
+                                                    type: f.session.origin == .openGym ? settings.openGymType : f.session.type)
+                let stored = made.filter(\.workout.kept)
                 if !f.stored, f.session.origin != .openGym || !stored.isEmpty {
                     logger.notice("workouts stored", metadata: ["class": "\(f.session.name ?? "open gym")", "workouts": "\(stored.count)"])
                 }
-                if !f.stored, f.session.origin != .openGym { onSummary(f.session, stored) }
+                // The summary has every strap heard in the class, kept as a workout or not.
+                if !f.stored, f.session.origin != .openGym { onSummary(f.session, made) }
                 computedAt.withLock { $0[f.session.key] = (now, sequence) }
                 book.withLock { $0.stored(key: f.session.key, now: now) }
             } catch {

@@ -84,7 +84,7 @@ struct WallHookup {
         let rows = workouts.map { w in
             WallSummaryRow(device: w.device, points: w.workout.points, kcal: w.workout.kcal, secondsInZone: w.workout.secondsInZone,
                            samples: w.workout.track.map { HeartRateCurve.Sample(second: Double($0.ms - start) / 1000, bpm: Double($0.bpm)) },
-                           workoutID: w.workout.id)
+                           workoutID: w.workout.kept ? w.workout.id : nil)
         }
         board.classEnded(name: session.name ?? "Class", rows: rows,
                          durationSeconds: Double((session.endMs ?? start) - start) / 1000)

@@ -33,6 +33,9 @@ struct WorkoutOutput: Sendable {
     var id: String = ""
     /// The heart-rate track (Unix ms, bpm), for the summary's curve.
     var track: [(ms: Int64, bpm: Int)] = []
+    /// Stored in the outbox; false for one shorter than `workouts.min_duration`, computed
+    /// only for the class's summary.
+    var kept = true
 }
 
 /// Where workouts wait for the backend.
@@ -101,7 +104,8 @@ struct WorkoutAssembler: Sendable {
         records.contains { $0.record.source == "ble_hrm" && WorkoutBuilder.heardHeartRate($0.record) != nil }
     }
 
-    /// Computes and stores the workouts of `session`; returns them by device.
+    /// Computes and stores the workouts of `session`; returns them by device, with those
+    /// too short to keep (`kept` false, not stored) for the class's summary.
     ///
     /// Each strap heard gets a workout, with the distance of the member's machines (see
     /// `sameMember`) added; a machine of a member whose strap was heard gets none of its
@@ -146,8 +150,12 @@ struct WorkoutAssembler: Sendable {
             let input = WorkoutInput(id: workoutID(session: session, device: device), gatewayID: gatewayID, session: session, type: type,
                                      device: device, deviceName: entry?.name ?? entry?.model, clientID: client, records: own.map(\.record),
                                      machines: machineRecords, profile: profile, defaultMaxHR: defaultMaxHR)
-            guard let workout = make(input), Int64(workout.durationSeconds) * 1000 >= minDurationMs else { continue }
-            try await outbox.putWorkout(id: input.id, json: workout.json)
+            guard var workout = make(input) else { continue }
+            if Int64(workout.durationSeconds) * 1000 >= minDurationMs {
+                try await outbox.putWorkout(id: input.id, json: workout.json)
+            } else {
+                workout.kept = false
+            }
             stored.append((device, workout))
         }
         return stored

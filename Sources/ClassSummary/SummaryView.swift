@@ -17,6 +17,7 @@ public enum SummaryView {
         public var secondsInZone: [Int]
         /// `HeartRateCurve.svg`.
         public var svg: String
+        /// nil: heard too briefly for a workout (`workouts.min_duration`), on the summary all the same.
         public var workoutID: String?
 
         public init(device: String, name: String, points: Double, kcal: Double?, secondsInZone: [Int], svg: String, workoutID: String? = nil) {
@@ -60,9 +61,13 @@ public enum SummaryView {
                 b += "<span class=\"z\(z)\" data-field=\"z\(z)\" data-seconds=\"\(s)\"><i>Z\(z)</i>\(SummaryTime.text(seconds: s))</span>"
             }
             b += "</div>"
-            if let delivery, let id = m.workoutID {
-                let d = delivery[id] ?? .pending
-                b += "<div class=\"sm-sent\" data-field=\"delivery\" data-delivery=\"\(d.rawValue)\">\(d.text)</div>"
+            if let delivery {
+                if let id = m.workoutID {
+                    let d = delivery[id] ?? .pending
+                    b += "<div class=\"sm-sent\" data-field=\"delivery\" data-delivery=\"\(d.rawValue)\">\(d.text)</div>"
+                } else {
+                    b += "<div class=\"sm-sent\" data-field=\"delivery\" data-delivery=\"not-kept\">heard too briefly to keep a workout</div>"
+                }
             }
             b += "</article>"
         }

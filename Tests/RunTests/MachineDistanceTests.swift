@@ -79,10 +79,19 @@ struct MachineDistanceTests {
                                          machines: [Self.unpairedStrap: [Self.wheel]], defaultMaxHR: 185,
                                          learnedMaxHR: { [:] }, make: WorkoutAssembler.compute)
         let session = ClassSession(key: "manual/\(t0)", name: "Run club", type: .run, origin: .manual, startMs: t0, endMs: at(300))
-        let made = try await assembler.store(session, minDurationMs: 60_000, type: .run)
+        let made = try await assembler.store(session, minDurationMs: 60_000, type: .run).filter(\.workout.kept)
         let byDevice = Dictionary(uniqueKeysWithValues: try made.map { ($0.device, try ContractValue.parse(Array($0.workout.json.utf8))) })
         #expect(Set(byDevice.keys) == [Self.strap, Self.otherTreadmill, Self.unpairedStrap], "\(byDevice.keys.sorted())")
         #expect(outbox.stored.withLock { $0.count } == 3)
+
+        // Shorter than the minimum: computed for the class's summary, not stored.
+        let short = MemoryOutbox()
+        let brief = WorkoutAssembler(gatewayID: "gw-test", cache: cache, outbox: short, members: [:],
+                                     machines: [Self.unpairedStrap: [Self.wheel]], defaultMaxHR: 185,
+                                     learnedMaxHR: { [:] }, make: WorkoutAssembler.compute)
+        let summaryOnly = try await brief.store(session, minDurationMs: 3_600_000, type: .run)
+        #expect(Set(summaryOnly.map(\.device)) == Set(byDevice.keys) && summaryOnly.allSatisfy { !$0.workout.kept })
+        #expect(short.stored.withLock { $0.isEmpty })
 
         let mine = try #require(byDevice[Self.strap])
         #expect(mine["distance_meters"]?.number == 716, "\(mine)")

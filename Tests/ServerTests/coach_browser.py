@@ -199,10 +199,15 @@ def main():
                           "delivery": (c.find_elements(By.CSS_SELECTOR, "[data-field=delivery]") or [None])[0] and
                           c.find_element(By.CSS_SELECTOR, "[data-field=delivery]").get_attribute("data-delivery")})
         out["summary"] = cards
-        # Each workout reaches the backend: the page says so once sync has sent it.
-        out["all_delivered"] = bool(wait_for(60, lambda: (d.refresh() or True) and wait_for(10, lambda: tids(d, "summary-member")) and all(
-            e.get_attribute("data-delivery") == "delivered" for e in d.find_elements(By.CSS_SELECTOR, "[data-field=delivery]"))
-            and d.find_elements(By.CSS_SELECTOR, "[data-field=delivery]"), every=3))
+        # Each workout reaches the backend: the page says so once sync has sent it (a strap
+        # heard too briefly for a workout is on the summary without one).
+        def delivered():
+            d.refresh()
+            wait_for(10, lambda: tids(d, "summary-member"))
+            states = [e.get_attribute("data-delivery") for e in d.find_elements(By.CSS_SELECTOR, "[data-field=delivery]")]
+            out["deliveries"] = states
+            return states and all(s in ("delivered", "not-kept") for s in states) and states.count("delivered") >= len(assigned)
+        out["all_delivered"] = bool(wait_for(60, delivered, every=3))
         d.execute_script("document.getElementById('last').scrollIntoView();")
         time.sleep(0.5)
         d.save_screenshot(a.shots + "/coach-summary.png")
