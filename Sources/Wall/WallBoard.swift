@@ -48,8 +48,9 @@ public final class WallBoard: Sendable {
         var lastFrameAt = -Double.infinity
         var sequence = 0
         var running: RunningClass?
-        /// The last class's summary, until `until` (monotonic seconds).
-        var summary: (name: String, rows: [WallSummaryRow], until: Double)?
+        /// The summary on screen: its class, how many cards, until when (monotonic seconds).
+        /// The rows themselves (every heart rate of the class) are dropped once drawn.
+        var summary: (name: String, count: Int, until: Double)?
         /// The last class's summary (kept after the wall stops showing it, for the coach
         /// page), drawn once, and how often one was drawn (the page fetches it by that).
         var lastSummary: (name: String, members: [SummaryView.Member])?
@@ -145,10 +146,9 @@ public final class WallBoard: Sendable {
         let now = clock()
         state.withLock { s in
             s.running = nil
-            let sorted = rows.sorted { $0.points > $1.points }
-            s.summary = rows.isEmpty ? nil : (name, sorted, now + Self.summarySeconds)
+            s.summary = rows.isEmpty ? nil : (name, rows.count, now + Self.summarySeconds)
             if !rows.isEmpty {
-                let members = sorted.map { row in
+                let members = rows.sorted { $0.points > $1.points }.map { row in
                     let maxHR = Double(self.maxHR(row.device, s))
                     let resting = self.member(row.device, s).member?.profile.restingHR.map(Double.init)
                     let curve = HeartRateCurve(durationSeconds: max(durationSeconds, row.samples.last?.second ?? 1), maxHR: maxHR, restingHR: resting)
@@ -168,12 +168,12 @@ public final class WallBoard: Sendable {
         state.withLock { s in s.summary == nil ? nil : s.summaryHTML }
     }
 
-    /// The last class's summary, shown or not (the coach page), and its number (one more
-    /// for every class that ended with a summary).
-    public func lastSummary() -> (name: String, members: [SummaryView.Member], number: Int)? {
-        state.withLock { s in s.lastSummary.map { ($0.name, $0.members, s.summaryNumber) } }
+    /// The last class's summary, shown or not (the coach page).
+    public func lastSummary() -> (name: String, members: [SummaryView.Member])? {
+        state.withLock { $0.lastSummary }
     }
 
+    /// One more for every class that ended with a summary: pages fetch a summary by it.
     public var summaryNumber: Int { state.withLock { $0.summaryNumber } }
 
     /// The maximum a member's zones are drawn against: learned, else their profile's, else
@@ -181,8 +181,12 @@ public final class WallBoard: Sendable {
     func maxHR(_ deviceID: String, _ s: State) -> Int {
         if let learned = s.tiles[deviceID]?.learner?.maximum { return learned }
         let (key, member) = self.member(deviceID, s)
-        let base = member.flatMap { MaxHeartRate.of($0.profile) }?.bpm ?? Int(MaxHeartRate.tanaka(age: Self.fallbackAge).rounded())
-        return max(base, s.learned[key] ?? 0)
+        return max(Self.startingMax(member?.profile ?? MemberProfile()).bpm, s.learned[key] ?? 0)
+    }
+
+    /// The profile's maximum, else Tanaka's estimate at `fallbackAge` (marked estimated).
+    static func startingMax(_ profile: MemberProfile) -> MaxHeartRate {
+        MaxHeartRate.of(profile) ?? MaxHeartRate(bpm: Int(MaxHeartRate.tanaka(age: fallbackAge).rounded()), estimated: true)
     }
 
     /// The key learned maxima are kept under, and the member: the backend's, else the
@@ -191,16 +195,6 @@ public final class WallBoard: Sendable {
         let clientID = s.directory[deviceID]?.clientID ?? s.serverStraps[deviceID]
         let member = clientID.flatMap { s.serverMembers[$0] ?? settings.members[$0] } ?? settings.members[deviceID]
         return (clientID ?? deviceID, member)
-    }
-
-    /// Display name and member of a strap, for the coach page.
-    public func strapMember(_ deviceID: String) -> (name: String, clientID: String?, member: WallMember?) {
-        state.withLock { s in
-            let id = deviceID.uppercased()
-            let (key, member) = self.member(id, s)
-            let clientID = s.directory[id]?.clientID ?? s.serverStraps[id]
-            return (summaryName(id, s), clientID ?? (member != nil && key != id ? key : nil), member)
-        }
     }
 
     public func ingest(_ record: WearMetrics, isDeviceRecord: Bool) {
@@ -224,7 +218,7 @@ public final class WallBoard: Sendable {
             tile.recordMillis = record.timestamp.millisecondsSince1970
             tile.advertised = record.meta["hr_source"] == "advertisement"
 
-            let base = MaxHeartRate.of(profile) ?? MaxHeartRate(bpm: Int(MaxHeartRate.tanaka(age: Self.fallbackAge).rounded()), estimated: true)
+            let base = Self.startingMax(profile)
             let known = s.learned[key].map { max($0, base.bpm) }
             if tile.learner == nil || tile.learner!.maximum < (known ?? base.bpm) {
                 tile.learner = MaxHeartRateLearner(maximum: known ?? base.bpm)
@@ -304,7 +298,7 @@ public final class WallBoard: Sendable {
         let running = s.running.map { c in
             WallFrame.RunningClass(name: c.name, elapsed: max(0, (wallMillis() - c.startMillis) / 1000), length: c.plannedSeconds)
         }
-        let summary = s.summary.map { WallFrame.Summary(name: $0.name, number: s.summaryNumber, count: $0.rows.count) }
+        let summary = s.summary.map { WallFrame.Summary(name: $0.name, number: s.summaryNumber, count: $0.count) }
         var tiles = s.tiles.sorted(by: { $0.value.slot < $1.value.slot }).map { id, t in
             let (name, isNew) = displayName(id, s)
             let low = s.batteries[id].map { $0 <= settings.lowBattery } ?? false
