@@ -198,6 +198,9 @@ let package = Package(
             name: "BlegateRun",
             dependencies: [
                 "StrapLinks", "Cache", "Config", "Sync", "DBus", "HCI", "LinkPolicy", "HRV", "WearMetrics", "Wall", "CoachPage", "ClassSummary", "Effort", "Classes", "Outbox", "Workouts", "PrintableText", "SystemSupport", "Timing",
+                "MetricsExposition",
+                .product(name: "CoreMetrics", package: "swift-metrics"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "SystemPackage", package: "swift-system"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -368,6 +371,7 @@ let package = Package(
                 "BlegateRun", "Simulator", "DBus", "BlueZ", "TestBackend", "Cache", "Config", "Sync", "GATT", "WearMetrics",
                 "BlegateTestSupport", "Normalization", "Outbox", "StrapLinks", "Timing", "Classes", "BackendContract",
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
             ]
         ),
     ],

@@ -21,7 +21,7 @@ bus=$(sed -n 's/^DBUS_SYSTEM_BUS_ADDRESS=//p' "$dir/sim.out")
 {
     printf '[gateway]\nid = "bench"\nstate_directory = "%s"\n[bluetooth]\nmax_links = 32\n' "$dir"
     for line in "$@"; do printf '%s\n' "$line"; done
-    printf '[status]\nsocket = "%s/status.sock"\n[display]\nlisten = ""\n' "$dir"
+    printf '[status]\nsocket = "%s/status.sock"\n[display]\nlisten = ""\n[metrics]\nlisten = ""\n' "$dir"
 } > "$dir/blegate.toml"
 "$bin" run --config "$dir/blegate.toml" --bus "$bus" > "$dir/run.log" 2>&1 &
 run=$!; pids+=($run)

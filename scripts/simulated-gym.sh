@@ -42,6 +42,8 @@ gateway_config() {
         printf '[gateway]\nid = "%s"\nstate_directory = "%s"\n' "$id" "$work"
         printf '[backend]\nurl = "%s"\ntoken_file = "%s"\n' "$url" "$token_file"
         printf '[status]\nsocket = "%s"\n' "$work/status.sock"
+        # Off unless a benchmark asks for it (BENCH_METRICS_LISTEN=127.0.0.1:PORT).
+        printf '[metrics]\nlisten = "%s"\n' "${BENCH_METRICS_LISTEN:-}"
         for line in "$@"; do printf '%s\n' "$line"; done
     } > "$work/blegate.toml"
 }

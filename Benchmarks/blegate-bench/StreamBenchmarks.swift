@@ -165,6 +165,8 @@ enum StreamBenchmarks {
                 max_links = 32
                 [status]
                 socket = "\(dir)/status.sock"
+                [metrics]
+                listen = ""
                 [display]
                 listen = ""
 

@@ -65,6 +65,14 @@ final class BluetoothService: Service, Sendable {
 
     var adapterLinks: [AdapterLinks] { manager.withLock { $0 }?.adapterLinks ?? [] }
 
+    /// Totals of the managers that ended (bluetoothd restarted, the bus came back).
+    private let carried = Mutex(LinkTotals())
+
+    /// What the straps sent since the gateway started, across restarts of the manager.
+    var totals: LinkTotals {
+        carried.withLock { carried in carried + (manager.withLock { $0 }?.totals ?? LinkTotals()) }
+    }
+
     func run() async throws {
         await cancelWhenGracefulShutdown { await self.follow() }
         logger.info("bluetooth stopped: notifications released, straps disconnected")
@@ -111,7 +119,10 @@ final class BluetoothService: Service, Sendable {
                 }
                 reporter.cancel()
                 lastLinks.withLock { $0 = m.links }
-                manager.withLock { $0 = nil }
+                carried.withLock { carried in
+                    carried = carried + m.totals
+                    manager.withLock { $0 = nil }
+                }
             } catch {
                 errors.add(.dbus, "cannot start the notification reader", detail: "\(error)")
                 logger.error("cannot start the notification reader; retrying", metadata: ["error": "\(error)"])

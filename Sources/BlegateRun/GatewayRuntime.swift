@@ -14,6 +14,7 @@ import SystemSupport
 import StrapLinks
 import PrintableText
 import Logging
+import MetricsExposition
 import NIOPosix
 import ServiceLifecycle
 import Sync
@@ -55,6 +56,10 @@ public final class GatewayRuntime: Sendable {
     let wall: WallHookup?
     let classes: ClassKeeper
     let members: MemberDirectory
+    /// Records committed by kind and their commit latency, for `status` and `/metrics`.
+    let tally: CommitTally
+    /// nil with `[metrics] listen = ""`.
+    let metrics: GatewayMetrics?
     let logger: Logger
     /// The one event loop thread of `blegate run`'s NIO parts (the wall's server and the
     /// backend client's connection): each part with a group of its own, or NIO's singleton
@@ -134,7 +139,15 @@ public final class GatewayRuntime: Sendable {
         let facts = DeviceFacts()
         self.errors = errors
         self.facts = facts
-        let cacheSink = CacheRecordSink(cache: cache, facts: facts, observer: hooks.onAppend)
+        let metrics = c.metrics.listen == nil ? nil : GatewayMetrics(version: BlegateVersion.current, startedAt: startedAt)
+        self.metrics = metrics
+        let tally = CommitTally(metrics: metrics?.factory)
+        self.tally = tally
+        let onAppend = hooks.onAppend
+        let cacheSink = CacheRecordSink(cache: cache, facts: facts, observer: { record, kind, sequence in
+            tally.appended(record, kind: kind, sequence: sequence)
+            onAppend?(record, kind, sequence)
+        })
         let members = MemberDirectory(client: client, cache: cache, configured: c.members, logger: logger)
         self.members = members
         let coachRoutes = DeferredRoutes(off: coachPIN == nil)
@@ -202,6 +215,7 @@ public final class GatewayRuntime: Sendable {
         let onCommit = hooks.onCommit
         let engine = sync
         cache.onCommit { event in
+            tally.committed(event)
             onCommit?(event)
             guard let sync = engine else { return }
             if committed.value.add(event.count, ordering: .relaxed).newValue >= batch {
@@ -286,6 +300,14 @@ public final class GatewayRuntime: Sendable {
                 })
             }), "wall-waiting")
         }
+        if let metrics, let listen = configuration.metrics.listen {
+            add(MetricsListener(registry: metrics.registry, host: listen.host, port: listen.port, logger: logger,
+                                retryEvery: WallService.retryInterval, onFailure: { errors.add(.config, $0) },
+                                refresh: { [weak self] in
+                                    guard let report = try? await self?.statusReport() else { return }
+                                    metrics.update(from: report)
+                                }), "metrics")
+        }
         let notifier = SystemdNotifier()
         if let interval = notifier.watchdogInterval {
             let bluetooth = self.bluetooth, status = self.status, cache = self.cache
@@ -355,6 +377,11 @@ public final class GatewayRuntime: Sendable {
         let syncStatus = await sync?.status
         report.sync = syncStatus.map(StatusReport.sync)
         report.errors = ErrorLog.merged(errors.all, sync: syncStatus?.lastErrors ?? [])
+        report.totals = StatusReport.totals(bluetooth.totals, committed: tally.committedByKind)
+        if let fs = FilePaths.fileSystem(cache.path) {
+            report.outbox.filesystemFreeBytes = Int64(clamping: fs.free)
+            report.outbox.filesystemSizeBytes = Int64(clamping: fs.size)
+        }
         return report
     }
 

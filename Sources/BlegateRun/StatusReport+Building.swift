@@ -58,7 +58,15 @@ extension StatusReport {
                              LastSync(at: r.at.iso8601, records: r.records, inserted: r.inserted, duplicates: r.duplicates,
                                       rejected: r.rejected, durationMilliseconds: (r.duration.seconds * 10_000).rounded() / 10,
                                       endpoint: r.endpoint, httpStatus: r.httpStatus, error: r.error)
-                         })
+                         },
+                         requests: s.requests, lastSuccessAt: s.lastSuccessAt?.iso8601)
+    }
+
+    static func totals(_ t: LinkTotals, committed: [RecordKind: Int]) -> Totals {
+        Totals(heartRateNotifications: t.heartRateNotifications, batteryNotifications: t.batteryNotifications,
+               advertisements: t.advertisements, undecodable: t.undecodable, oversized: t.oversized, tooFast: t.tooFast,
+               reconnects: t.reconnects,
+               recordsCommitted: Dictionary(uniqueKeysWithValues: committed.map { ($0.key.rawValue, $0.value) }))
     }
 
     static func adapter(_ a: AdapterLinks) -> AdapterStatus {

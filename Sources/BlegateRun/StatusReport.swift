@@ -4,6 +4,7 @@ import FoundationEssentials
 #else
 import Foundation
 #endif
+import Sync
 
 /// What `blegate status` shows, from the running gateway (over the status socket) or,
 /// when it is not running, from the cache database. Field by field in docs/status.md.
@@ -33,12 +34,28 @@ public struct StatusReport: Sendable, Codable, Equatable {
     public var errors: [ErrorEntry]
     /// The class running now (live only).
     public var currentClass: ClassReport?
+    /// What the straps sent and the cache committed since start (live only): the totals
+    /// Prometheus counts.
+    public var totals: Totals?
 
     /// The names `encoder` and `decoder` convert: `gateway_id` reads back as `gatewayId`
     /// (JSONDecoder's `.convertFromSnakeCase`), so `gatewayID` is named that way.
     enum CodingKeys: String, CodingKey {
         case source, gatewayID = "gatewayId", generatedAt, startedAt, savedAt, cacheFile, devices, adapterRecoveries, adapters
-        case notifyWindowMilliseconds, outbox, sync, errors, currentClass
+        case notifyWindowMilliseconds, outbox, sync, errors, currentClass, totals
+    }
+
+    public struct Totals: Sendable, Codable, Equatable {
+        public var heartRateNotifications: Int
+        public var batteryNotifications: Int
+        /// Advertisements that made a record.
+        public var advertisements: Int
+        public var undecodable: Int
+        public var oversized: Int
+        public var tooFast: Int
+        public var reconnects: Int
+        /// Records committed to the cache by kind: `heart_rate`, `hrv`, `device`, `measurement`.
+        public var recordsCommitted: [String: Int]
     }
 
     public struct DeviceStatus: Sendable, Codable, Equatable {
@@ -103,6 +120,9 @@ public struct StatusReport: Sendable, Codable, Equatable {
         /// Appended, not yet committed (always 0 from the database).
         public var buffered: Int
         public var fileBytes: Int64
+        /// The cache's file system, as `df` shows it (live only).
+        public var filesystemFreeBytes: Int64?
+        public var filesystemSizeBytes: Int64?
         /// Documents not yet at the backend, and documents it refused (nil from a gateway
         /// that keeps no documents).
         public var pendingWorkouts: Int?
@@ -130,6 +150,9 @@ public struct StatusReport: Sendable, Codable, Equatable {
         public var workoutsDeliveredSinceStart: Int?
         public var profileMetricsDeliveredSinceStart: Int?
         public var lastSync: LastSync?
+        /// Requests since start by how they ended, and when the backend last took one.
+        public var requests: SyncRequestCounts?
+        public var lastSuccessAt: String?
     }
 
     public struct LastSync: Sendable, Codable, Equatable {

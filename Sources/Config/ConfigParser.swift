@@ -70,6 +70,7 @@ extension GatewayConfiguration {
             case "backend": try section.read(into: &config.backend)
             case "display": try section.read(into: &config.display)
             case "coach": try section.read(into: &config.coach)
+            case "metrics": try section.read(into: &config.metrics)
             case "workouts": try section.read(into: &config.workouts)
             case "effort": try section.read(into: &config.effort)
             default: try section.read(into: &config.status)

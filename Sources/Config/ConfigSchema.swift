@@ -52,6 +52,9 @@ enum ConfigSchema {
         ("coach", [
             ("pin_file", #"pin_file = "/etc/blegate/coach-pin""#),
         ]),
+        ("metrics", [
+            ("listen", #"listen = "0.0.0.0:9464""#),
+        ]),
         ("workouts", [
             ("idle_close", #"idle_close = "10m""#),
             ("min_duration", #"min_duration = "2m""#),

@@ -16,6 +16,7 @@ public struct GatewayConfiguration: Sendable, Equatable {
     public var status = Status()
     public var display = Display()
     public var coach = Coach()
+    public var metrics = Metrics()
     /// `[members."<address or client id>"]`: names and profiles for the wall.
     public var members: [String: Member] = [:]
     public var workouts = Workouts()
@@ -141,6 +142,13 @@ public struct GatewayConfiguration: Sendable, Equatable {
     public struct Coach: Sendable, Equatable {
         /// A file holding the coach PIN (4 to 32 characters, its first line); nil = no coach page.
         public var pinFile: String?
+        public init() {}
+    }
+
+    /// `[metrics]`: `/metrics` for Prometheus, on a listener of its own (docs/metrics.md).
+    public struct Metrics: Sendable, Equatable {
+        /// nil = none (`listen = ""`).
+        public var listen: ListenAddress? = ListenAddress(host: "0.0.0.0", port: 9464)
         public init() {}
     }
 

@@ -227,15 +227,22 @@ struct SectionReader {
         if let u = try choice("unpaired", GatewayConfiguration.UnpairedPolicy.self) { b.unpaired = u }
     }
 
-    func read(into d: inout GatewayConfiguration.Display) throws(ConfigError) {
-        if let l = try string("listen", nonEmpty: false) {
-            if l.isEmpty { d.listen = nil } else {
-                guard let address = GatewayConfiguration.ListenAddress.parse(l) else {
-                    throw fail(.badValue, "listen", "must be \"host:port\" (port 0 to 65535), or \"\" for no wall, got \"\(l)\"")
-                }
-                d.listen = address
-            }
+    /// `listen`: "" turns the listener off (nil), anything else must be host:port.
+    private func listen(_ current: inout GatewayConfiguration.ListenAddress?, off: String) throws(ConfigError) {
+        guard let l = try string("listen", nonEmpty: false) else { return }
+        if l.isEmpty { current = nil; return }
+        guard let address = GatewayConfiguration.ListenAddress.parse(l) else {
+            throw fail(.badValue, "listen", "must be \"host:port\" (port 0 to 65535), or \"\" for \(off), got \"\(l)\"")
         }
+        current = address
+    }
+
+    func read(into m: inout GatewayConfiguration.Metrics) throws(ConfigError) {
+        try listen(&m.listen, off: "no metrics")
+    }
+
+    func read(into d: inout GatewayConfiguration.Display) throws(ConfigError) {
+        try listen(&d.listen, off: "no wall")
         if let g = try string("gym_name") {
             guard g.count <= 80 else { throw fail(.badValue, "gym_name", "must be at most 80 characters, got \(g.count)") }
             d.gymName = g

@@ -2,6 +2,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import SystemSupport
 
 /// Room for the record cache. When the backend is unreachable the cache grows until
 /// `cache.max_size`; a disk that fills first makes SQLite refuse writes, which is the
@@ -13,10 +14,7 @@ public enum DiskSpace {
     public static func available(at path: String) -> (bytes: UInt64, measured: String)? {
         var candidate = path
         while true {
-            var st = statvfs()
-            if statvfs(candidate, &st) == 0 {
-                return (UInt64(st.f_bavail) * UInt64(st.f_frsize), candidate)
-            }
+            if let fs = FilePaths.fileSystem(candidate) { return (fs.free, candidate) }
             guard errno == ENOENT, candidate != "/" else { return nil }
             let parent = candidate.split(separator: "/").dropLast().joined(separator: "/")
             candidate = "/" + parent

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 
 /// Where a link is in its life, as `status` shows it.
-public enum LinkState: String, Sendable, Hashable {
+public enum LinkState: String, Sendable, Hashable, CaseIterable {
     case waiting
     /// Seen and selected, waiting for room on an adapter (or linkable only by advertisement).
     case waitingForLink = "waiting-for-link"

@@ -270,6 +270,22 @@ final class RecordPipeline: Sendable {
     var allCounters: [String: NotificationCounters] {
         state.withLock { $0.devices.mapValues(\.counters) }
     }
+
+    /// The devices' counters summed (the pipeline forgets no device while it lives).
+    var totals: LinkTotals {
+        state.withLock { s in
+            var t = LinkTotals()
+            for d in s.devices.values {
+                t.heartRateNotifications += d.counters.heartRate
+                t.batteryNotifications += d.counters.battery
+                t.advertisements += d.counters.advertised
+                t.undecodable += d.counters.malformed
+                t.oversized += d.counters.oversized
+                t.tooFast += d.counters.tooFast
+            }
+            return t
+        }
+    }
 }
 
 extension RecordPipeline.Device {

@@ -2,7 +2,7 @@
 import WearMetrics
 
 /// What a record was made from.
-public enum RecordKind: String, Sendable, Hashable {
+public enum RecordKind: String, Sendable, Hashable, CaseIterable {
     /// One Heart Rate Measurement notification (hr, rr_ms).
     case heartRate = "heart_rate"
     /// A scheduled HRV emission from the RR intervals.

@@ -86,6 +86,13 @@ public final class StrapManager: Sendable {
         return all.sorted { $0.address < $1.address }
     }
 
+    /// What the straps sent since this manager started, and the links made again.
+    public var totals: LinkTotals {
+        var t = context.pipeline.totals
+        t.reconnects = links.reduce(0) { $0 + $1.reconnects }
+        return t
+    }
+
     /// Links held, being set up, and allowed per adapter, with how many device objects
     /// bluetoothd has under each.
     public var adapterLinks: [AdapterLinks] {

@@ -498,6 +498,11 @@ public actor SyncEngine: Service {
         let r = SyncReport(records: records, inserted: inserted, duplicates: duplicates, rejected: rejected, skipped: skipped,
                            duration: elapsed() - started, endpoint: endpoint, httpStatus: status, at: UTCTimestamp.now, error: error)
         current.lastSync = r
+        // A pass with nothing the samples sink takes made no request.
+        if status != nil || error != nil {
+            current.requests.count(status: status, failed: error != nil)
+            if error == nil { current.lastSuccessAt = r.at }
+        }
         return r
     }
 

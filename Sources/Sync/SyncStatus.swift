@@ -96,11 +96,40 @@ public struct SyncStatus: Sendable, Equatable {
     /// and documents quarantined.
     public var documentsDelivered: [DocumentKind: Int] = [:]
     public var documentsQuarantined: [DocumentKind: Int] = [:]
+    /// Since start: requests to the backend by how they ended.
+    public var requests = SyncRequestCounts()
+    /// When the backend last took a request.
+    public var lastSuccessAt: UTCTimestamp?
 
     public init(endpoint: String) { self.endpoint = endpoint }
 
     mutating func record(_ error: SyncErrorEntry) {
         lastErrors.append(error)
         if lastErrors.count > Self.maximumErrors { lastErrors.removeFirst(lastErrors.count - Self.maximumErrors) }
+    }
+}
+
+/// Requests to the backend since start, by how they ended: what `blegate status` shows
+/// and Prometheus counts as `blegate_sync_requests_total{result}`.
+public struct SyncRequestCounts: Sendable, Equatable, Codable {
+    /// The backend took it (2xx).
+    public var ok = 0
+    /// Another answer: 4xx (except the token's 401/403), 5xx, 413 before a split.
+    public var httpError = 0
+    /// No answer: refused, unreachable, timed out.
+    public var unreachable = 0
+    /// The token was refused (401, 403) or there is none.
+    public var unauthorized = 0
+
+    public init() {}
+
+    /// Counts one request by the answer it got (`status` nil: none) and whether it failed.
+    mutating func count(status: Int?, failed: Bool) {
+        switch (failed, status) {
+        case (false, _): ok += 1
+        case (true, 401?), (true, 403?): unauthorized += 1
+        case (true, nil): unreachable += 1
+        case (true, _?): httpError += 1
+        }
     }
 }

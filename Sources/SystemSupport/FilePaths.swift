@@ -37,4 +37,12 @@ public enum FilePaths {
         guard stat(path, &info) == 0 else { return nil }
         return Int64(info.st_size)
     }
+
+    /// The file system holding `path`, as `df` shows it: bytes free to an unprivileged
+    /// user, and its size. Nil when `path` does not exist.
+    public static func fileSystem(_ path: String) -> (free: UInt64, size: UInt64)? {
+        var st = statvfs()
+        guard statvfs(path, &st) == 0 else { return nil }
+        return (UInt64(st.f_bavail) * UInt64(st.f_frsize), UInt64(st.f_blocks) * UInt64(st.f_frsize))
+    }
 }

@@ -109,6 +109,12 @@ enum StatusText {
         if let rec = r.adapterRecoveries, !rec.isEmpty {
             out += "  adapter recoveries: " + rec.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ") + "\n"
         }
+        if let t = r.totals {
+            out += "  since start: \(t.heartRateNotifications) heart-rate and \(t.batteryNotifications) battery notifications, "
+                + "\(t.advertisements) advertised readings, \(t.undecodable) undecodable, \(t.oversized) oversized, "
+                + "\(t.tooFast) too fast, \(t.reconnects) reconnects; records committed: "
+                + t.recordsCommitted.sorted { $0.key < $1.key }.map { "\($0.value) \($0.key)" }.joined(separator: ", ") + "\n"
+        }
 
         let o = r.outbox
         out += "\nOUTBOX\n"
@@ -119,11 +125,18 @@ enum StatusText {
             out += "  workouts pending \(w), profile metrics pending \(p), documents quarantined \(o.quarantinedDocuments ?? 0)\n"
         }
         if let problem = o.writeProblem { out += "  cache: \(problem)\n" }
+        if let free = o.filesystemFreeBytes, let size = o.filesystemSizeBytes, size > 0 {
+            out += "  disk: \(free >> 20) MiB free of \(size >> 20) MiB\n"
+        }
 
         out += "\nSYNC\n"
         if let s = r.sync {
             out += "  \(s.state)" + (s.reason.map { " (\($0))" } ?? "") + " → \(s.endpoint)"
             out += "; since start: \(s.deliveredSinceStart) delivered, \(s.quarantinedSinceStart) quarantined, \(s.consecutiveFailures) failure(s) in a row\n"
+            if let q = s.requests {
+                out += "  requests since start: \(q.ok) ok, \(q.httpError) HTTP errors, \(q.unreachable) unanswered, \(q.unauthorized) unauthorized"
+                out += (s.lastSuccessAt.map { "; last taken \(LocalTime.text(iso: $0))" } ?? "") + "\n"
+            }
             if let l = s.lastSync {
                 out += "  last: \(LocalTime.text(iso: l.at)) \(l.endpoint) HTTP \(l.httpStatus.map(String.init) ?? "none"), \(l.records) records"
                 out += " (inserted \(l.inserted), duplicates \(l.duplicates), rejected \(l.rejected)) in \(l.durationMilliseconds) ms"

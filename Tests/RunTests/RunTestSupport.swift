@@ -56,6 +56,8 @@ struct RunFixture {
         toml += extra
         // The wall's default port is the machine's, shared by every test: off unless asked for.
         if !extra.contains("[display]") { toml += "\n[display]\nlisten = \"\"\n" }
+        // So is the metrics port.
+        if !extra.contains("[metrics]") { toml += "\n[metrics]\nlisten = \"\"\n" }
         try toml.write(toFile: configPath, atomically: true, encoding: .utf8)
     }
 

@@ -52,6 +52,8 @@ struct CoachBrowserTests {
                 url = "\(h.baseURL)"
                 token_file = "\(dir)/token"
                 interval = "1s"
+                [metrics]
+                listen = ""
                 [display]
                 listen = "127.0.0.1:\(port)"
                 room = "Spin studio"

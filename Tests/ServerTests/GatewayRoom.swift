@@ -35,6 +35,8 @@ struct GatewayRoom {
             url = "\(backend)"
             token_file = "\(d)/token"
             interval = "500ms"
+            [metrics]
+            listen = ""
             [display]
             listen = ""
             \(extra)

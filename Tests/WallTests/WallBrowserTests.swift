@@ -58,6 +58,8 @@ struct WallBrowserTests {
                 url = "\(backend.baseURL)"
                 token_file = "\(dir)/token"
                 interval = "1s"
+                [metrics]
+                listen = ""
                 [display]
                 listen = "127.0.0.1:\(port)"
                 gym_name = "Wall Test Gym"
@@ -178,6 +180,8 @@ struct WallBrowserTests {
                 state_directory = "\(dir)"
                 [status]
                 socket = "\(dir)/status.sock"
+                [metrics]
+                listen = ""
                 [display]
                 listen = "127.0.0.1:\(port)"
                 room = "Spin studio"

@@ -43,6 +43,8 @@ struct WallClassBrowserTests {
                 url = "\(backend.baseURL)"
                 token_file = "\(dir)/token"
                 interval = "1s"
+                [metrics]
+                listen = ""
                 [display]
                 listen = "127.0.0.1:\(port)"
                 gym_name = "Class Test Gym"

@@ -33,6 +33,8 @@ struct WallLearnedMaxTests {
                 state_directory = "\(dir)"
                 [status]
                 socket = "\(dir)/status.sock"
+                [metrics]
+                listen = ""
                 [display]
                 listen = "127.0.0.1:\(port)"
                 \(members)
