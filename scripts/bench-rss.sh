@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 # Peak RSS of `blegate run` with simulated straps, sampled from /proc every 5 s, and
-# whether it stays flat (printed, never asserted).
+# whether it stays flat (printed, never asserted); /metrics is scraped every 15 s.
 #   scripts/bench-rss.sh [SECONDS=1800] [STRAPS=50]
 # BLEGATE_BIN_DIR picks the binaries (default: the debug build, `swift build --show-bin-path`);
 # SECONDS=0 skips the run (CI). BLEGATE_RSS_PAGES=FILE writes, at the end, where the resident
@@ -15,6 +15,9 @@ bin="${BLEGATE_BIN_DIR:-$(swift build --show-bin-path)}"
 for b in blegate blegate-test-backend; do
     [ -x "$bin/$b" ] || { echo "rss: no $bin/$b; build it first (swift build --product $b)" >&2; exit 1; }
 done
+# /metrics on, as by default, and scraped every 15 s as a Prometheus would.
+metrics_port="$(/usr/bin/python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')"
+export BENCH_METRICS_LISTEN="127.0.0.1:$metrics_port"
 source scripts/simulated-gym.sh
 adapters=$(( (straps + 6) / 7 ))
 simulated_gym "$bin/blegate" "$bin/blegate-test-backend" rss-bench \
@@ -29,6 +32,10 @@ end=$(( $(date +%s) + duration ))
 while [ "$(date +%s)" -lt "$end" ]; do
     kill -0 "$run" 2>/dev/null || { echo "rss: blegate run exited early" >&2; tail -20 "$work/run.log" >&2; exit 1; }
     awk '/^VmRSS:/ {print $2}' "/proc/$run/status" >> "$samples"
+    tick=$(( ${tick:-0} + 1 ))
+    if [ $(( tick % 3 )) = 0 ]; then
+        /usr/bin/python3 -c "import urllib.request; urllib.request.urlopen('http://127.0.0.1:$metrics_port/metrics', timeout=10).read()" 2>/dev/null || true
+    fi
     sleep 5
 done
 peak_kib="$(awk '/^VmHWM:/ {print $2}' "/proc/$run/status")"

@@ -14,8 +14,9 @@ packages=(libdbus-1-dev libbluetooth-dev libsqlite3-dev zlib1g-dev dbus pkg-conf
 # driven by Tests/WallTests/wall_browser.py); python3-venv and libxml2-utils (xmllint)
 # for the workout export checks (below); postgresql for blegate-server's tests, which
 # start their own cluster with its binaries (scripts/test-postgres.sh); openssl makes the
-# self-signed certificates of the backend client's TLS tests; prometheus brings promtool,
-# which checks and tests the alert rules (PrometheusRulesTests). A gateway never needs them.
+# self-signed certificates of the backend client's TLS tests; prometheus scrapes a gateway
+# and blegate-server in PrometheusScrapeTests, and its promtool checks and tests the alert
+# rules (PrometheusRulesTests). A gateway never needs them.
 if [ "${BLEGATE_SETUP_TESTS:-0}" = 1 ]; then
     packages+=(chromium chromium-driver python3-selenium fonts-dejavu-core python3-venv libxml2-utils postgresql openssl prometheus)
 fi
