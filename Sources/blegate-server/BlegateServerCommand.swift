@@ -53,6 +53,9 @@ struct Serve: AsyncParsableCommand {
     static let configuration = CommandConfiguration(abstract: "Apply migrations and serve the API and the staff page.")
     @OptionGroup var database: DatabaseOptions
     @Option(help: "host:port to listen on") var listen = "127.0.0.1:8080"
+    @Option(name: .customLong("metrics-listen"),
+            help: "host:port to serve Prometheus's /metrics on, a listener of its own (\"\" serves none)")
+    var metricsListen = "127.0.0.1:9465"
     @Option(name: .customLong("time-zone"),
             help: "The gym's time zone for the staff page, Area/City (default: $TZ, else /etc/localtime)")
     var timeZone: String?
@@ -60,6 +63,13 @@ struct Serve: AsyncParsableCommand {
     func run() async throws {
         guard let colon = listen.lastIndex(of: ":"), let port = Int(listen[listen.index(after: colon)...]), (0...65535).contains(port) else {
             throw ValidationError("--listen must be host:port, e.g. 127.0.0.1:8080")
+        }
+        var metrics: BlegateServer.ListenAddress?
+        if !metricsListen.isEmpty {
+            guard let address = BlegateServer.ListenAddress(metricsListen) else {
+                throw ValidationError("--metrics-listen must be host:port, e.g. 127.0.0.1:9465, or \"\" for none")
+            }
+            metrics = address
         }
         var logger = Logger(label: "blegate-server")
         logger.logLevel = ProcessInfoLite.environment("BLEGATE_LOG_LEVEL").flatMap(Logger.Level.init(rawValue:)) ?? .info
@@ -72,7 +82,8 @@ struct Serve: AsyncParsableCommand {
         let url = try database.url()
         // Why the database is out of reach, at once, rather than the pool's retries.
         try await url.probe(logger: logger)
-        let server = BlegateServer(.init(host: String(listen[..<colon]), port: port, database: url, timeZone: zone), logger: logger)
+        let server = BlegateServer(.init(host: String(listen[..<colon]), port: port, database: url, timeZone: zone, metrics: metrics),
+                                   logger: logger)
         try await server.run()
     }
 }
