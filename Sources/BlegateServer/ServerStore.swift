@@ -102,23 +102,44 @@ public struct ServerStore: Sendable {
         public var outboxDepth: Int?
         public var version: String?
         public var requests: Int
+        /// The host name or IP address Prometheus reaches the gateway at (`gateway set-address`).
+        public var address: String?
     }
 
     public func gateways() async throws -> [GatewayInfo] {
         let rows = try await database.query("""
             SELECT id, revoked_at IS NOT NULL, \(unescaped: Self.iso("last_contact")), extract(epoch FROM last_contact)::float8,
-                   extract(epoch FROM now() - last_contact)::float8, outbox_depth, version, requests
+                   extract(epoch FROM now() - last_contact)::float8, outbox_depth, version, requests, address
             FROM gateways ORDER BY id
             """, logger: logger)
         var out: [GatewayInfo] = []
-        for try await (id, revoked, last, unix, age, depth, version, requests)
-            in rows.decode((String, Bool, String?, Double?, Double?, Int?, String?, Int).self) {
+        for try await (id, revoked, last, unix, age, depth, version, requests, address)
+            in rows.decode((String, Bool, String?, Double?, Double?, Int?, String?, Int, String?).self) {
             out.append(GatewayInfo(id: id, revoked: revoked, lastContact: last, lastContactUnixSeconds: unix, secondsSinceContact: age,
-                                   outboxDepth: depth, version: version, requests: requests))
+                                   outboxDepth: depth, version: version, requests: requests, address: address))
         }
         return out
     }
 
+    /// Sets the host name or IP address a gateway is reached at (nil: none, its id is used);
+    /// false when there is no such gateway.
+    public func setGatewayAddress(_ id: String, address: String?) async throws -> Bool {
+        if let address {
+            guard Self.isHostOrAddress(address) else {
+                throw AdminError(description: "\(address) is not a host name or an IP address")
+            }
+        }
+        let rows = try await database.query("UPDATE gateways SET address = \(address) WHERE id = \(id) RETURNING id", logger: logger)
+        for try await _ in rows { return true }
+        return false
+    }
+
+    /// A DNS name or an IPv4 or IPv6 address, as a Prometheus target's host: letters,
+    /// digits, `-`, `.`, `:` (IPv6), at most 253 characters.
+    static func isHostOrAddress(_ s: String) -> Bool {
+        !s.isEmpty && s.utf8.count <= 253 && s.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || "-.:".contains($0)) }
+            && !s.hasPrefix("-") && !s.hasPrefix(".")
+    }
 
     // MARK: Staff
 

@@ -12,7 +12,7 @@ struct BlegateServerCommand: AsyncParsableCommand {
         abstract: "The blegate backend on PostgreSQL, shared by many gateways (docs/server.md).",
         subcommands: [
             Serve.self, Migrate.self, GatewayCommand.self, MemberCommand.self, PairingCommand.self, StaffCommand.self, Stats.self,
-            Retention.self,
+            Retention.self, PrometheusTargetsCommand.self,
         ],
         defaultSubcommand: Serve.self
     )
@@ -100,7 +100,29 @@ struct Migrate: AsyncParsableCommand {
 
 struct GatewayCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "gateway", abstract: "Gateways and their bearer tokens.", subcommands: [Add.self, Revoke.self, List.self])
+        commandName: "gateway", abstract: "Gateways and their bearer tokens.",
+        subcommands: [Add.self, Revoke.self, List.self, SetAddress.self])
+
+    struct SetAddress: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "set-address",
+            abstract: "Set the host name or IP address Prometheus scrapes a gateway at (`none`: its id, the default).")
+        @OptionGroup var database: DatabaseOptions
+        @Argument(help: "The gateway's id") var id: String
+        @Argument(help: "A host name or IP address, or none") var host: String
+
+        func run() async throws {
+            let (id, address) = (self.id, host == "none" ? nil : host)
+            let found: Bool
+            do {
+                found = try await database.withStore { try await $0.setGatewayAddress(id, address: address) }
+            } catch let refused as ServerStore.AdminError {
+                throw ValidationError(refused.description)
+            }
+            guard found else { throw ValidationError("no gateway \(id)") }
+            print("\(id) is scraped at \(address ?? id)")
+        }
+    }
 
     struct Add: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
@@ -326,5 +348,31 @@ struct Retention: AsyncParsableCommand {
         let dropped = try await database.withStore { try await $0.applyRetention(recordMonths: records, claimMonths: claims) }
         for p in dropped { print("dropped \(p.name)") }
         if dropped.isEmpty { print("nothing to drop") }
+    }
+}
+
+struct PrometheusTargetsCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "prometheus-targets",
+        abstract: "Write Prometheus's file_sd targets: each gateway not revoked at its address (else its id) and --port.",
+        discussion: """
+            One target group per gateway, labelled gateway=ID. The file is written whole to a \
+            temporary file and renamed over FILE, so Prometheus never reads half of it; run it \
+            from cron or a timer to follow gateways added and revoked.
+            """)
+    @OptionGroup var database: DatabaseOptions
+    @Option(help: "The file to write (a file_sd_configs file)") var output: String
+    @Option(help: "The gateways' metrics port ([metrics] listen)") var port = 9464
+
+    func validate() throws {
+        guard (1...65535).contains(port) else { throw ValidationError("--port must be 1 to 65535") }
+        guard !output.isEmpty else { throw ValidationError("--output: a file name") }
+    }
+
+    func run() async throws {
+        let gateways = try await database.withStore { try await $0.gateways() }
+        let groups = PrometheusTargets.groups(gateways, port: port)
+        try PrometheusTargets.write(PrometheusTargets.json(groups), to: output)
+        print("wrote \(groups.count) target\(groups.count == 1 ? "" : "s") to \(output)")
     }
 }

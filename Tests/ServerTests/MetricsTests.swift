@@ -11,7 +11,8 @@ import Testing
 
 /// blegate-server's `/metrics` (docs/metrics.md, job `blegate-server`) scraped over HTTP from
 /// a running server: counters equal what the answers said, the staff page shows the same
-/// figures, and the database probe sees an outage by itself.
+/// figures, the database probe sees an outage by itself, and `prometheus-targets` writes
+/// the fleet's file_sd file.
 @Suite("blegate-server metrics")
 struct MetricsTests {
     /// A server with `/metrics` on a port of its own, over a fresh database.
@@ -146,6 +147,47 @@ struct MetricsTests {
         try await eventually("blegate_server_database_up 1 again", seconds: 60, every: .milliseconds(200)) {
             try await Self.scrape(metricsPort).samples["blegate_server_database_up"] == 1
         }
+    }
+
+    @Test("prometheus-targets: a group per gateway not revoked, at its set address or its id, written whole; set-address checks its input")
+    func prometheusTargets() async throws {
+        try #require(FileManager.default.isExecutableFile(atPath: ServerProcess.binary), "no blegate-server beside \(BlegateBinary.path)")
+        let database = try await PostgresFixture.database()
+        _ = try await ServerProcess.prepare(database, gateways: ["room-1", "room-2", "room-3", "room-4"])
+        func run(_ arguments: String) async -> (out: String, status: Int32) {
+            await shell("'\(ServerProcess.binary)' \(arguments) --database-url '\(database)' 2>&1")
+        }
+        let set = await run("gateway set-address room-2 10.0.0.12")
+        #expect(set.status == 0 && set.out.contains("room-2 is scraped at 10.0.0.12"), "\(set.out)")
+        #expect(await run("gateway set-address room-4 fe80::1").status == 0)
+        #expect(await run("gateway set-address room-9 10.0.0.9").status != 0, "an unknown gateway is refused")
+        let bad = await run("gateway set-address room-1 'pi 1;rm'")
+        #expect(bad.status != 0 && bad.out.contains("not a host name or an IP address"), "\(bad.out)")
+        #expect(await run("gateway revoke room-3").status == 0)
+
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("blegate-targets-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let file = dir + "/blegate.json"
+        try "stale".write(toFile: file, atomically: false, encoding: .utf8)
+        let wrote = await run("prometheus-targets --output '\(file)' --port 9464")
+        #expect(wrote.status == 0 && wrote.out.contains("wrote 3 targets to \(file)"), "\(wrote.out)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: dir) == ["blegate.json"], "no temporary file left beside it")
+
+        let parsed = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: file))) as? [[String: Any]]
+        let groups = try #require(parsed, "a JSON array of target groups")
+        var byGateway: [String: [String]] = [:]
+        for g in groups {
+            let labels = try #require(g["labels"] as? [String: String])
+            byGateway[try #require(labels["gateway"])] = g["targets"] as? [String]
+        }
+        #expect(byGateway == ["room-1": ["room-1:9464"], "room-2": ["10.0.0.12:9464"], "room-4": ["[fe80::1]:9464"]])
+
+        // `none` gives the gateway its id back; another port.
+        #expect(await run("gateway set-address room-2 none").status == 0)
+        #expect(await run("prometheus-targets --output '\(file)' --port 9500").status == 0)
+        let text = try String(contentsOfFile: file, encoding: .utf8)
+        #expect(text.contains("\"room-2:9500\"") && !text.contains("10.0.0.12") && !text.contains("room-3"), "\(text)")
     }
 
     @Test("serve --metrics-listen: the process serves /metrics on its own port")
