@@ -143,14 +143,32 @@ public final class BlegateServer: Sendable {
                     let gateways = try? await ServerResponder.within(.seconds(2)) { try await store.gateways() }
                     metrics.refresh(gateways: gateways)
                 })
-            services.append(.init(service: listener, successTerminationBehavior: .gracefullyShutdownGroup,
-                                  failureTerminationBehavior: .gracefullyShutdownGroup))
+            services.append(.init(service: MetricsService(listener: listener, address: address),
+                                  successTerminationBehavior: .gracefullyShutdownGroup, failureTerminationBehavior: .gracefullyShutdownGroup))
         }
         var quiet = logger
         quiet.logLevel = max(logger.logLevel, .error)
         services.append(.init(service: DatabaseProbe(client: client, metrics: metrics, logger: quiet),
                               successTerminationBehavior: .gracefullyShutdownGroup, failureTerminationBehavior: .gracefullyShutdownGroup))
         return ServiceGroup(configuration: .init(services: services, gracefulShutdownSignals: signals, logger: logger))
+    }
+
+    /// The metrics listener, its failure (a port already taken) naming it.
+    private struct MetricsService: Service {
+        struct Failed: Error, CustomStringConvertible {
+            var description: String
+        }
+
+        let listener: MetricsListener
+        let address: ListenAddress
+
+        func run() async throws {
+            do {
+                try await listener.run()
+            } catch {
+                throw Failed(description: "metrics listener on \(address): \(error)")
+            }
+        }
     }
 
     /// Applies migrations, then serves HTTP.

@@ -113,6 +113,20 @@ struct MetricsTests {
         #expect(again["blegate_server_http_requests_total{route=\"/api/v1/metrics\",method=\"POST\",status=\"200\"}"] == 2)
     }
 
+    @Test("a metrics port already taken: start() fails, and the server holding it keeps serving")
+    func metricsPortTaken() async throws {
+        let (server, _, metricsPort, database) = try await Self.start()
+        defer { Task { await server.stop() } }
+        var logger = Logger(label: "blegate-server-metrics-test")
+        logger.logLevel = .critical
+        let second = BlegateServer(.init(host: "127.0.0.1", port: 0, database: database, timeZone: .utc,
+                                         metrics: .init(host: "127.0.0.1", port: metricsPort)), logger: logger)
+        await #expect(throws: (any Error).self) { try await second.start() }
+        #expect(second.metricsPort == nil)
+        #expect(try await Self.scrape(metricsPort).samples["blegate_server_build_info{version=\"\(BlegateServer.version)\"}"] == 1,
+                "the first server still serves its metrics")
+    }
+
     @Test("the database stops answering: database_up goes to 0 from the probe alone, and back to 1 when it answers again",
           .timeLimit(.minutes(2)))
     func databaseDown() async throws {
