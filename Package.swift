@@ -221,8 +221,9 @@ let package = Package(
         .target(
             name: "BlegateServer",
             dependencies: [
-                "Outbox", "BackendContract", "HTTPListening", "ClassSummary", "Effort", "PrintableText", "TimeZoneFiles", "Timing",
+                "Outbox", "BackendContract", "HTTPListening", "MetricsExposition", "ClassSummary", "Effort", "PrintableText", "TimeZoneFiles", "Timing",
                 .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "Crypto", package: "swift-crypto"),

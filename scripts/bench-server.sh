@@ -31,7 +31,7 @@ export BLEGATE_DATABASE_URL="${admin%/postgres\?*}/bench?host=$socket"
 "$bin" migrate >/dev/null
 for i in $(seq 1 "$gateways"); do echo "gw-$i $("$bin" gateway add "gw-$i")"; done > "$work/tokens"
 
-"$bin" serve --listen 127.0.0.1:0 > "$work/server.log" 2>&1 &
+"$bin" serve --listen 127.0.0.1:0 --metrics-listen 127.0.0.1:0 > "$work/server.log" 2>&1 &
 server=$!
 pids+=("$server")
 for _ in $(seq 1 300); do grep -q 'blegate-server listening on' "$work/server.log" && break; sleep 0.1; done

@@ -239,6 +239,11 @@ enum Migrations {
             """,
             "CREATE INDEX strap_assignments_device ON strap_assignments (device_address, assigned_at DESC)",
         ]),
+        // The host name or IP address Prometheus scrapes a gateway at (`gateway set-address`,
+        // `prometheus-targets`); without one the gateway's id is its host name.
+        (5, "gateway addresses", [
+            "ALTER TABLE gateways ADD COLUMN address text",
+        ]),
     ]
 
     /// Applies the steps not yet recorded; returns the versions it applied.

@@ -20,6 +20,8 @@ struct ServerResponder: HTTPResponder {
     let logger: Logger
     /// The gym's zone, for the staff page's times.
     let time: LocalTime
+    /// Where each answered request is counted and timed, by route.
+    var metrics: ServerMetrics?
 
     static let maximumBody = 64 << 20
 
@@ -34,6 +36,50 @@ struct ServerResponder: HTTPResponder {
     }
 
     func respond(to request: Request, context: Context) async throws -> Response {
+        let started = ContinuousClock.now
+        let response = await answer(request)
+        metrics?.request(route: Self.route(of: request.uri.path), method: Self.methodLabel(request.method),
+                         status: Int(response.status.code), duration: ContinuousClock.now - started)
+        return response
+    }
+
+    /// The route patterns `route(_:)` serves, as `/metrics` labels requests: a bounded set,
+    /// with `other` for every path no route serves.
+    static func route(of path: String) -> String {
+        switch path {
+        case "/healthz", "/api/v1/pair", "/api/v1/metrics", "/api/v1/samples", "/api/v1/profile-metrics", "/api/v1/workouts",
+             "/api/v1/members", "/api/v1/assignments", "/api/v1/gateways", "/staff", "/staff/login", "/staff/logout",
+             "/staff/pairing-codes", "/staff/members":
+            return path
+        default:
+            break
+        }
+        func segments(after prefix: String) -> [Substring]? {
+            guard path.hasPrefix(prefix) else { return nil }
+            let rest = path.dropFirst(prefix.count).split(separator: "/", omittingEmptySubsequences: false)
+            return rest.first?.isEmpty == false ? rest : nil
+        }
+        if let rest = segments(after: "/api/v1/members/") {
+            if rest.count == 1 { return "/api/v1/members/{client_id}" }
+            if rest.count == 2, ["workouts", "heart-rate", "workouts.csv"].contains(rest[1]) { return "/api/v1/members/{client_id}/\(rest[1])" }
+        }
+        if let rest = segments(after: "/staff/members/") {
+            if rest.count == 1 { return "/staff/members/{client_id}" }
+            if rest.count == 2, rest[1] == "workouts.csv" { return "/staff/members/{client_id}/workouts.csv" }
+        }
+        if let rest = segments(after: "/staff/classes/"), rest.count == 1 { return "/staff/classes/{key}" }
+        return "other"
+    }
+
+    /// The request's method, `other` beyond the usual ones (a client may send any token).
+    static func methodLabel(_ method: HTTPRequest.Method) -> String {
+        switch method {
+        case .get, .head, .post, .put, .delete, .patch, .options: method.rawValue
+        default: "other"
+        }
+    }
+
+    private func answer(_ request: Request) async -> Response {
         do {
             return try await Self.within(Self.deadline) { try await route(request) }
         } catch let error as HTTPError {
@@ -51,7 +97,7 @@ struct ServerResponder: HTTPResponder {
         let path = request.uri.path
         switch (request.method, path) {
         case (.get, "/healthz"):
-            try await store.client.query("SELECT 1", logger: logger)
+            try await store.database.query("SELECT 1", logger: logger)
             return Response(status: .ok, headers: [.contentType: "text/plain"], body: .init(byteBuffer: ByteBuffer(string: "ok\n")))
         case (_, "/api/v1/pair"), (_, "/api/v1/metrics"), (_, "/api/v1/samples"), (_, "/api/v1/profile-metrics"):
             guard request.method == .post else { return Self.json(405, Self.error("use POST")) }
@@ -82,9 +128,9 @@ struct ServerResponder: HTTPResponder {
             }
             return try await ReadEndpoints(store: store).member(request, path: "/api/v1" + path.dropFirst("/staff".count))
         case (_, "/staff"), (_, "/staff/login"), (_, "/staff/logout"), (_, "/staff/pairing-codes"), (_, "/staff/members"):
-            return try await StaffPage(store: store, time: time).respond(request)
+            return try await StaffPage(store: store, time: time, metrics: metrics).respond(request)
         case (_, _) where path.hasPrefix("/staff/members/") || path.hasPrefix("/staff/classes/"):
-            return try await StaffPage(store: store, time: time).respond(request)
+            return try await StaffPage(store: store, time: time, metrics: metrics).respond(request)
         default:
             return Self.json(404, Self.error("no such endpoint: \(request.method) \(path)"))
         }

@@ -56,6 +56,12 @@ extension ServerStore {
     /// encoding 200 records again with `JSONEncoder` would cost the server more than all
     /// the rest of the request.
     func accept(records: [ContractValue], body: String, gateway: String) async throws -> BatchOutcome {
+        let outcome = try await store(records: records, body: body, gateway: gateway)
+        metrics?.batch(workouts: false, outcome)
+        return outcome
+    }
+
+    private func store(records: [ContractValue], body: String, gateway: String) async throws -> BatchOutcome {
         var outcome = BatchOutcome()
         var seen: Set<String> = []
         var ids: [String] = [], clients: [String] = [], devices: [String] = [], sources: [String] = []
@@ -81,12 +87,12 @@ extension ServerStore {
         guard !ids.isEmpty else { return outcome }
         // The months' partitions first, in their own short transaction: making one locks the
         // whole table for a moment, which should not last as long as the batch.
-        try await client.query("""
+        try await database.query("""
             SELECT blegate_month_partition('record_seconds', m), blegate_month_partition('records', m)
             FROM (SELECT DISTINCT date_trunc('month', t AT TIME ZONE 'UTC') AT TIME ZONE 'UTC' AS m
                   FROM unnest(\(times)::timestamptz[]) AS u(t)) AS months
             """, logger: logger)
-        let inserted = try await client.withTransaction(logger: logger) { c -> Int in
+        let inserted = try await database.withTransaction(logger: logger) { c -> Int in
             try await c.query("""
                 INSERT INTO record_seconds (device_id, source, second, gateway_id)
                 SELECT d, s, date_trunc('second', t), \(gateway)
@@ -138,7 +144,7 @@ extension ServerStore {
             bodies.append(s.text)
         }
         guard !uuids.isEmpty else { return (0, duplicates) }
-        let rows = try await client.query("""
+        let rows = try await database.query("""
             INSERT INTO samples (uuid, gateway_id, data_type, value, start_date, end_date, client_id, body)
             SELECT u.id, \(gateway), u.t, u.v, u.s, u.e, nullif(u.c, ''), u.b
             FROM unnest(\(uuids)::uuid[], \(types)::text[], \(values)::float8[], \(starts)::timestamptz[],
@@ -173,7 +179,7 @@ extension ServerStore {
             bodies.append(m.text)
         }
         guard !ids.isEmpty else { return outcome }
-        let rows = try await client.query("""
+        let rows = try await database.query("""
             INSERT INTO profile_metrics (id, gateway_id, client_id, metric, value, unit, measured_at, device_id, body)
             SELECT u.id, \(gateway), nullif(u.c, ''), u.m, u.v, u.un, u.t, nullif(u.d, ''), u.b
             FROM unnest(\(ids)::uuid[], \(clients)::text[], \(names)::text[], \(values)::float8[], \(units)::text[],

@@ -6,7 +6,7 @@ extension ServerStore {
     /// and merged workouts (named by their id), each with the straps whose latest pairing
     /// or assignment is theirs; by name. One query whatever the number of members.
     public func members(clientID: String? = nil) async throws -> [Member] {
-        let rows = try await client.query("""
+        let rows = try await database.query("""
             WITH known AS (
                 SELECT client_id FROM members
                 UNION SELECT client_id FROM pairing_codes WHERE client_id IS NOT NULL
@@ -73,7 +73,7 @@ extension ServerStore {
     }
 
     private func insert(_ m: Member, id: String) async throws -> Bool {
-        let rows = try await client.query("""
+        let rows = try await database.query("""
             INSERT INTO members (client_id, name, age, max_hr, resting_hr, weight_kg, sex)
             VALUES (\(id), \(m.name), \(m.age), \(m.maxHR), \(m.restingHR), \(m.weightKg)::float8, \(m.sex))
             ON CONFLICT (client_id) DO NOTHING RETURNING 1
@@ -92,7 +92,7 @@ extension ServerStore {
         // PostgresNIO wraps what a transaction's body throws, so a problem found under the
         // lock is returned and thrown after the commit (which then wrote nothing but the
         // row an id known only from codes gets anyway).
-        let problem = try await client.withTransaction(logger: logger) { c -> MemberProblem? in
+        let problem = try await database.withTransaction(logger: logger) { c -> MemberProblem? in
             try await c.query("""
                 INSERT INTO members (client_id, name) VALUES (\(clientID), \(current.name)) ON CONFLICT (client_id) DO NOTHING
                 """, logger: logger)
@@ -118,7 +118,7 @@ extension ServerStore {
 
     /// Whether an id is a member's: a row, a pairing code made for it, or a merged workout.
     func isMember(_ clientID: String) async throws -> Bool {
-        let rows = try await client.query("""
+        let rows = try await database.query("""
             SELECT EXISTS (SELECT 1 FROM members WHERE client_id = \(clientID))
                 OR EXISTS (SELECT 1 FROM pairing_codes WHERE client_id = \(clientID))
                 OR EXISTS (SELECT 1 FROM merged_workouts WHERE client_id = \(clientID))
@@ -137,7 +137,7 @@ extension ServerStore {
     /// (`memberSQL`) until a later pairing or assignment.
     func assign(address: String, clientID: String?, name: String?, model: String?, gateway: String?) async throws -> AssignOutcome {
         if let clientID, !(try await isMember(clientID)) { return .unknownMember }
-        try await client.query("""
+        try await database.query("""
             INSERT INTO strap_assignments (device_address, client_id, gateway_id, device_name, device_model)
             VALUES (\(address), \(clientID), \(gateway), \(name), \(model))
             """, logger: logger)

@@ -20,7 +20,7 @@ extension ServerStore {
     public func partitions() async throws -> [Partition] {
         var out: [Partition] = []
         for table in PartitionedTable.allCases {
-            let rows = try await client.query("""
+            let rows = try await database.query("""
                 SELECT c.relname::text FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid
                 WHERE i.inhparent = to_regclass(\(table.rawValue)) ORDER BY 1
                 """, logger: logger)
@@ -39,7 +39,7 @@ extension ServerStore {
         var dropped: [Partition] = []
         for p in try await partitions() where p.table == table && p.month < month {
             // The name came from the catalog and matched `<table>_YYYY_MM`: safe to splice.
-            try await client.query(PostgresQuery(unsafeSQL: "DROP TABLE IF EXISTS \"\(p.name)\""), logger: logger)
+            try await database.query(PostgresQuery(unsafeSQL: "DROP TABLE IF EXISTS \"\(p.name)\""), logger: logger)
             dropped.append(p)
         }
         return dropped
@@ -52,7 +52,7 @@ extension ServerStore {
         guard recordMonths >= 0, claimMonths >= 0 else { throw AdminError(description: "months to keep must not be negative") }
         func cutoff(_ months: Int) async throws -> String {
             var month = ""
-            for try await m in try await client.query("""
+            for try await m in try await database.query("""
                 SELECT to_char(date_trunc('month', coalesce(\(now)::timestamptz, now()) AT TIME ZONE 'UTC')
                                - make_interval(months => \(months)::int), 'YYYY-MM')
                 """, logger: logger).decode(String.self) { month = m }

@@ -14,6 +14,12 @@ extension ServerStore {
     /// id the server already held is a `duplicate` either way (replaced or not), a new id
     /// `inserted`.
     func accept(workouts: [ContractValue], gateway: String, replace: Bool) async throws -> BatchOutcome {
+        let outcome = try await store(workouts: workouts, gateway: gateway, replace: replace)
+        metrics?.batch(workouts: true, outcome)
+        return outcome
+    }
+
+    private func store(workouts: [ContractValue], gateway: String, replace: Bool) async throws -> BatchOutcome {
         var outcome = BatchOutcome()
         var seen: Set<String> = []
         for w in workouts {
@@ -47,7 +53,7 @@ extension ServerStore {
             clientID = try await member(device: w["device_id"]!.string!, at: end)
         }
         let body = w.text
-        return try await client.withTransaction(logger: logger) { c -> Bool in
+        return try await database.withTransaction(logger: logger) { c -> Bool in
             if let clientID {
                 try await c.query("SELECT pg_advisory_xact_lock(hashtextextended(\(clientID), 7))", logger: logger)
             }
@@ -112,7 +118,7 @@ extension ServerStore {
 
     /// The member `device` was paired to at `time` (`memberSQL`), nil when none.
     func member(device: String, at time: String) async throws -> String? {
-        let rows = try await client.query("""
+        let rows = try await database.query("""
             SELECT \(unescaped: Self.memberSQL(device: "x.d", at: "x.t")) FROM (SELECT \(device)::text AS d, \(time)::timestamptz AS t) AS x
             """, logger: logger)
         for try await member in rows.decode(String?.self) { return member }

@@ -7,10 +7,16 @@ import PostgresNIO
 public struct ServerStore: Sendable {
     public let client: PostgresClient
     let logger: Logger
+    /// Where batches are counted and connections measured; nil counts nothing.
+    let metrics: ServerMetrics?
+    /// Every query and transaction takes its connection here.
+    let database: ServerDatabase
 
-    public init(client: PostgresClient, logger: Logger) {
+    public init(client: PostgresClient, logger: Logger, metrics: ServerMetrics? = nil) {
         self.client = client
         self.logger = logger
+        self.metrics = metrics
+        self.database = ServerDatabase(client: client, metrics: metrics)
     }
 
     /// `to_char` pattern for the contract's timestamps (UTC, milliseconds).
@@ -37,7 +43,7 @@ public struct ServerStore: Sendable {
     }
 
     public func caller(token: String) async throws -> Caller {
-        let rows = try await client.query(
+        let rows = try await database.query(
             "SELECT id, revoked_at IS NOT NULL FROM gateways WHERE token_sha256 = \(Secrets.sha256(token))", logger: logger)
         for try await (id, revoked) in rows.decode((String, Bool).self) {
             return revoked ? .revoked(id) : .gateway(id)
@@ -47,7 +53,7 @@ public struct ServerStore: Sendable {
 
     /// Notes a gateway's contact and what it said about itself.
     func touch(gateway: String, outboxDepth: Int?, version: String?) async throws {
-        try await client.query("""
+        try await database.query("""
             UPDATE gateways SET last_contact = now(), requests = requests + 1,
                 outbox_depth = coalesce(\(outboxDepth), outbox_depth), version = coalesce(\(version), version)
             WHERE id = \(gateway)
@@ -64,7 +70,7 @@ public struct ServerStore: Sendable {
         guard !id.isEmpty, id.count <= 200 else { throw AdminError(description: "gateway id must be 1 to 200 characters") }
         let token = Secrets.token()
         let hash = Secrets.sha256(token)
-        let rows = try await client.query("""
+        let rows = try await database.query("""
             INSERT INTO gateways (id, token_sha256) VALUES (\(id), \(hash))
             ON CONFLICT (id) DO UPDATE SET token_sha256 = excluded.token_sha256, revoked_at = NULL
                 WHERE gateways.revoked_at IS NOT NULL
@@ -80,7 +86,7 @@ public struct ServerStore: Sendable {
 
     /// Revokes a gateway's token; false when there is no such gateway.
     public func revokeGateway(_ id: String) async throws -> Bool {
-        let rows = try await client.query(
+        let rows = try await database.query(
             "UPDATE gateways SET revoked_at = coalesce(revoked_at, now()) WHERE id = \(id) RETURNING id", logger: logger)
         for try await _ in rows { return true }
         return false
@@ -90,24 +96,49 @@ public struct ServerStore: Sendable {
         public var id: String
         public var revoked: Bool
         public var lastContact: String?
+        /// `lastContact` as Unix time.
+        public var lastContactUnixSeconds: Double?
         public var secondsSinceContact: Double?
         public var outboxDepth: Int?
         public var version: String?
         public var requests: Int
+        /// The host name or IP address Prometheus reaches the gateway at (`gateway set-address`).
+        public var address: String?
     }
 
     public func gateways() async throws -> [GatewayInfo] {
-        let rows = try await client.query("""
-            SELECT id, revoked_at IS NOT NULL, \(unescaped: Self.iso("last_contact")),
-                   extract(epoch FROM now() - last_contact)::float8, outbox_depth, version, requests
+        let rows = try await database.query("""
+            SELECT id, revoked_at IS NOT NULL, \(unescaped: Self.iso("last_contact")), extract(epoch FROM last_contact)::float8,
+                   extract(epoch FROM now() - last_contact)::float8, outbox_depth, version, requests, address
             FROM gateways ORDER BY id
             """, logger: logger)
         var out: [GatewayInfo] = []
-        for try await (id, revoked, last, age, depth, version, requests) in rows.decode((String, Bool, String?, Double?, Int?, String?, Int).self) {
-            out.append(GatewayInfo(id: id, revoked: revoked, lastContact: last, secondsSinceContact: age, outboxDepth: depth,
-                                   version: version, requests: requests))
+        for try await (id, revoked, last, unix, age, depth, version, requests, address)
+            in rows.decode((String, Bool, String?, Double?, Double?, Int?, String?, Int, String?).self) {
+            out.append(GatewayInfo(id: id, revoked: revoked, lastContact: last, lastContactUnixSeconds: unix, secondsSinceContact: age,
+                                   outboxDepth: depth, version: version, requests: requests, address: address))
         }
         return out
+    }
+
+    /// Sets the host name or IP address a gateway is reached at (nil: none, its id is used);
+    /// false when there is no such gateway.
+    public func setGatewayAddress(_ id: String, address: String?) async throws -> Bool {
+        if let address {
+            guard Self.isHostOrAddress(address) else {
+                throw AdminError(description: "\(address) is not a host name or an IP address")
+            }
+        }
+        let rows = try await database.query("UPDATE gateways SET address = \(address) WHERE id = \(id) RETURNING id", logger: logger)
+        for try await _ in rows { return true }
+        return false
+    }
+
+    /// A DNS name or an IPv4 or IPv6 address, as a Prometheus target's host: letters,
+    /// digits, `-`, `.`, `:` (IPv6), at most 253 characters.
+    static func isHostOrAddress(_ s: String) -> Bool {
+        !s.isEmpty && s.utf8.count <= 253 && s.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || "-.:".contains($0)) }
+            && !s.hasPrefix("-") && !s.hasPrefix(".")
     }
 
     // MARK: Staff
@@ -115,7 +146,7 @@ public struct ServerStore: Sendable {
     public func addStaff(_ name: String) async throws -> String {
         guard !name.isEmpty else { throw AdminError(description: "staff name must not be empty") }
         let token = Secrets.token()
-        try await client.query("""
+        try await database.query("""
             INSERT INTO staff_tokens (name, token_sha256) VALUES (\(name), \(Secrets.sha256(token)))
             ON CONFLICT (name) DO UPDATE SET token_sha256 = excluded.token_sha256, revoked_at = NULL
             """, logger: logger)
@@ -123,7 +154,7 @@ public struct ServerStore: Sendable {
     }
 
     public func revokeStaff(_ name: String) async throws -> Bool {
-        let rows = try await client.query(
+        let rows = try await database.query(
             "UPDATE staff_tokens SET revoked_at = coalesce(revoked_at, now()) WHERE name = \(name) RETURNING name", logger: logger)
         for try await _ in rows { return true }
         return false
@@ -131,7 +162,7 @@ public struct ServerStore: Sendable {
 
     /// The staff member a token belongs to, if it is live.
     func staff(token: String) async throws -> String? {
-        let rows = try await client.query(
+        let rows = try await database.query(
             "SELECT name FROM staff_tokens WHERE token_sha256 = \(Secrets.sha256(token)) AND revoked_at IS NULL", logger: logger)
         for try await name in rows.decode(String.self) { return name }
         return nil
@@ -145,7 +176,7 @@ public struct ServerStore: Sendable {
         guard validSeconds > 0 else { throw AdminError(description: "expiry must be positive") }
         for _ in 0..<10 {
             let code = Secrets.pairingCode()
-            let rows = try await client.query("""
+            let rows = try await database.query("""
                 INSERT INTO pairing_codes (code, client_id, expires_at)
                 VALUES (\(code), \(clientID), now() + make_interval(secs => \(Double(validSeconds))))
                 ON CONFLICT (code) DO NOTHING
@@ -166,14 +197,14 @@ public struct ServerStore: Sendable {
     /// Exchanges a code for its client id, once: the update takes the row's lock, so two
     /// gateways racing with one code see one success and one `used`.
     func pair(code: String, address: String, name: String?, model: String?, gateway: String) async throws -> PairOutcome {
-        let rows = try await client.query("""
+        let rows = try await database.query("""
             UPDATE pairing_codes SET used_at = now(), gateway_id = \(gateway),
                 device_address = \(address), device_name = \(name), device_model = \(model)
             WHERE code = \(code) AND used_at IS NULL AND expires_at > now()
             RETURNING client_id
             """, logger: logger)
         for try await client in rows.decode(String.self) { return .paired(client) }
-        let state = try await client.query(
+        let state = try await database.query(
             "SELECT used_at IS NOT NULL, expires_at <= now() FROM pairing_codes WHERE code = \(code)", logger: logger)
         for try await (used, expired) in state.decode((Bool, Bool).self) {
             return used ? .used : expired ? .expired : .unknown
@@ -190,7 +221,7 @@ public struct ServerStore: Sendable {
     }
 
     public func pairingCodes(limit: Int = 50) async throws -> [PairingCodeInfo] {
-        let rows = try await client.query("""
+        let rows = try await database.query("""
             SELECT code, client_id, \(unescaped: Self.iso("expires_at")),
                    CASE WHEN used_at IS NOT NULL THEN 'used' WHEN expires_at <= now() THEN 'expired' ELSE 'open' END,
                    device_address

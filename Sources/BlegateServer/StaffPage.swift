@@ -14,6 +14,8 @@ import NIOCore
 struct StaffPage {
     let store: ServerStore
     let time: LocalTime
+    /// This instance's figures, as `/metrics` exports them (the Server panel).
+    var metrics: ServerMetrics?
 
     static let cookie = "blegate_staff"
     /// A gateway silent for longer than this is shown as offline.
@@ -137,6 +139,7 @@ struct StaffPage {
             b += "<p class=\"new-code\" data-new-code=\"\(Self.escape(made.code))\">New pairing code for \(Self.escape(made.clientID)): "
             b += "<strong>\(Self.escape(made.code))</strong>, valid until \(Self.escape(made.expiresAt)).</p>"
         }
+        if let metrics { b += Self.serverPanel(metrics.snapshot()) }
         b += "<section id=\"gateways\"><h2>Gateways</h2><table><thead><tr><th>Gateway</th><th>Health</th><th>Last contact</th>"
         b += "<th>Outbox</th><th>Version</th><th>Requests</th></tr></thead><tbody>"
         for g in gateways {
@@ -181,6 +184,25 @@ struct StaffPage {
         b += "</tbody></table></section>"
         b += "<form method=\"post\" action=\"/staff/logout\"><button type=\"submit\">Sign out</button></form>"
         return Self.document(title: "blegate staff", body: b)
+    }
+
+    /// The Server panel: this instance's database probe and counts since it started, the
+    /// figures `/metrics` exports (`ServerMetrics`); each gateway's last contact and outbox
+    /// are in the Gateways table, from the same rows the metrics read.
+    static func serverPanel(_ m: ServerMetrics.Snapshot) -> String {
+        let database = m.databaseUp.map { $0 ? "up" : "down" } ?? "not probed yet"
+        let probe = m.probeSeconds.map { " (probe \(Int(($0 * 1000).rounded())) ms)" } ?? ""
+        func count(_ tally: [ServerMetrics.Outcome: Int], _ kind: String) -> String {
+            ServerMetrics.Outcome.allCases.map { o in
+                "<span data-field=\"\(kind)-\(o.rawValue)\">\(tally[o] ?? 0)</span> \(o.rawValue)"
+            }.joined(separator: ", ")
+        }
+        var b = "<section id=\"server\"><h2>Server</h2><p>This instance since it started. "
+        b += "Database <strong data-field=\"database\">\(database)</strong>\(probe); "
+        b += "<span data-field=\"connections\">\(m.connectionsInUse)</span> connections in use; "
+        b += "<span data-field=\"requests\">\(m.requests)</span> requests.</p>"
+        b += "<p>Records: \(count(m.records, "records")).</p><p>Workouts: \(count(m.workouts, "workouts")).</p></section>"
+        return b
     }
 
     /// "34 y, max 188, resting 52, 61.5 kg, female"; "no profile" when nothing is known.

@@ -12,7 +12,7 @@ struct BlegateServerCommand: AsyncParsableCommand {
         abstract: "The blegate backend on PostgreSQL, shared by many gateways (docs/server.md).",
         subcommands: [
             Serve.self, Migrate.self, GatewayCommand.self, MemberCommand.self, PairingCommand.self, StaffCommand.self, Stats.self,
-            Retention.self,
+            Retention.self, PrometheusTargetsCommand.self,
         ],
         defaultSubcommand: Serve.self
     )
@@ -53,6 +53,9 @@ struct Serve: AsyncParsableCommand {
     static let configuration = CommandConfiguration(abstract: "Apply migrations and serve the API and the staff page.")
     @OptionGroup var database: DatabaseOptions
     @Option(help: "host:port to listen on") var listen = "127.0.0.1:8080"
+    @Option(name: .customLong("metrics-listen"),
+            help: "host:port to serve Prometheus's /metrics on, a listener of its own (\"\" serves none)")
+    var metricsListen = "127.0.0.1:9465"
     @Option(name: .customLong("time-zone"),
             help: "The gym's time zone for the staff page, Area/City (default: $TZ, else /etc/localtime)")
     var timeZone: String?
@@ -60,6 +63,13 @@ struct Serve: AsyncParsableCommand {
     func run() async throws {
         guard let colon = listen.lastIndex(of: ":"), let port = Int(listen[listen.index(after: colon)...]), (0...65535).contains(port) else {
             throw ValidationError("--listen must be host:port, e.g. 127.0.0.1:8080")
+        }
+        var metrics: BlegateServer.ListenAddress?
+        if !metricsListen.isEmpty {
+            guard let address = BlegateServer.ListenAddress(metricsListen) else {
+                throw ValidationError("--metrics-listen must be host:port, e.g. 127.0.0.1:9465, or \"\" for none")
+            }
+            metrics = address
         }
         var logger = Logger(label: "blegate-server")
         logger.logLevel = ProcessInfoLite.environment("BLEGATE_LOG_LEVEL").flatMap(Logger.Level.init(rawValue:)) ?? .info
@@ -72,7 +82,8 @@ struct Serve: AsyncParsableCommand {
         let url = try database.url()
         // Why the database is out of reach, at once, rather than the pool's retries.
         try await url.probe(logger: logger)
-        let server = BlegateServer(.init(host: String(listen[..<colon]), port: port, database: url, timeZone: zone), logger: logger)
+        let server = BlegateServer(.init(host: String(listen[..<colon]), port: port, database: url, timeZone: zone, metrics: metrics),
+                                   logger: logger)
         try await server.run()
     }
 }
@@ -89,7 +100,29 @@ struct Migrate: AsyncParsableCommand {
 
 struct GatewayCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "gateway", abstract: "Gateways and their bearer tokens.", subcommands: [Add.self, Revoke.self, List.self])
+        commandName: "gateway", abstract: "Gateways and their bearer tokens.",
+        subcommands: [Add.self, Revoke.self, List.self, SetAddress.self])
+
+    struct SetAddress: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "set-address",
+            abstract: "Set the host name or IP address Prometheus scrapes a gateway at (`none`: its id, the default).")
+        @OptionGroup var database: DatabaseOptions
+        @Argument(help: "The gateway's id") var id: String
+        @Argument(help: "A host name or IP address, or none") var host: String
+
+        func run() async throws {
+            let (id, address) = (self.id, host == "none" ? nil : host)
+            let found: Bool
+            do {
+                found = try await database.withStore { try await $0.setGatewayAddress(id, address: address) }
+            } catch let refused as ServerStore.AdminError {
+                throw ValidationError(refused.description)
+            }
+            guard found else { throw ValidationError("no gateway \(id)") }
+            print("\(id) is scraped at \(address ?? id)")
+        }
+    }
 
     struct Add: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
@@ -315,5 +348,31 @@ struct Retention: AsyncParsableCommand {
         let dropped = try await database.withStore { try await $0.applyRetention(recordMonths: records, claimMonths: claims) }
         for p in dropped { print("dropped \(p.name)") }
         if dropped.isEmpty { print("nothing to drop") }
+    }
+}
+
+struct PrometheusTargetsCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "prometheus-targets",
+        abstract: "Write Prometheus's file_sd targets: each gateway not revoked at its address (else its id) and --port.",
+        discussion: """
+            One target group per gateway, labelled gateway=ID. The file is written whole to a \
+            temporary file and renamed over FILE, so Prometheus never reads half of it; run it \
+            from cron or a timer to follow gateways added and revoked.
+            """)
+    @OptionGroup var database: DatabaseOptions
+    @Option(help: "The file to write (a file_sd_configs file)") var output: String
+    @Option(help: "The gateways' metrics port ([metrics] listen)") var port = 9464
+
+    func validate() throws {
+        guard (1...65535).contains(port) else { throw ValidationError("--port must be 1 to 65535") }
+        guard !output.isEmpty else { throw ValidationError("--output: a file name") }
+    }
+
+    func run() async throws {
+        let gateways = try await database.withStore { try await $0.gateways() }
+        let groups = PrometheusTargets.groups(gateways, port: port)
+        try PrometheusTargets.write(PrometheusTargets.json(groups), to: output)
+        print("wrote \(groups.count) target\(groups.count == 1 ? "" : "s") to \(output)")
     }
 }

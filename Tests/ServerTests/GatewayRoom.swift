@@ -101,7 +101,7 @@ enum ServerProcess {
 
     /// Starts it on `port` (0: a free one) and returns it with the port it bound.
     static func start(_ database: DatabaseURL, port: Int) async throws -> (BackgroundProcess, Int) {
-        let p = try await BackgroundProcess.start("'\(binary)' serve --listen 127.0.0.1:\(port) --database-url '\(database)'")
+        let p = try await BackgroundProcess.start("'\(binary)' serve --listen 127.0.0.1:\(port) --metrics-listen 127.0.0.1:0 --database-url '\(database)'")
         for _ in 0..<600 {
             let text = p.stdout + p.stderr
             if let range = text.range(of: "blegate-server listening on 127.0.0.1:") {
