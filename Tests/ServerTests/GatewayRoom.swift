@@ -15,8 +15,9 @@ struct GatewayRoom {
     var config: String { dir + "/blegate.toml" }
     var blegate: String { "'\(BlegateBinary.path)'" }
 
-    /// `extra` is appended to the configuration (say a `[workouts]` table).
-    init(id: String, backend: String, token: String, extra: String = "") throws {
+    /// `extra` is appended to the configuration (say a `[workouts]` table); `metrics` is
+    /// `[metrics] listen` (off unless given).
+    init(id: String, backend: String, token: String, metrics: String = "", extra: String = "") throws {
         self.id = id
         var template = Array("/tmp/blegate-server-e2e.XXXXXX".utf8CString)
         guard let d = template.withUnsafeMutableBufferPointer({ mkdtemp($0.baseAddress!) }).map({ String(cString: $0) }) else {
@@ -36,7 +37,7 @@ struct GatewayRoom {
             token_file = "\(d)/token"
             interval = "500ms"
             [metrics]
-            listen = ""
+            listen = "\(metrics)"
             [display]
             listen = ""
             \(extra)
@@ -100,8 +101,10 @@ enum ServerProcess {
     }
 
     /// Starts it on `port` (0: a free one) and returns it with the port it bound.
-    static func start(_ database: DatabaseURL, port: Int) async throws -> (BackgroundProcess, Int) {
-        let p = try await BackgroundProcess.start("'\(binary)' serve --listen 127.0.0.1:\(port) --metrics-listen 127.0.0.1:0 --database-url '\(database)'")
+    /// `metrics`: `--metrics-listen` (off unless given, so tests never share its port).
+    static func start(_ database: DatabaseURL, port: Int, metrics: String = "") async throws -> (BackgroundProcess, Int) {
+        let p = try await BackgroundProcess.start(
+            "'\(binary)' serve --listen 127.0.0.1:\(port) --metrics-listen '\(metrics)' --database-url '\(database)'")
         for _ in 0..<600 {
             let text = p.stdout + p.stderr
             if let range = text.range(of: "blegate-server listening on 127.0.0.1:") {

@@ -208,7 +208,7 @@ struct MetricsTests {
     func serveFlag() async throws {
         try #require(FileManager.default.isExecutableFile(atPath: ServerProcess.binary), "no blegate-server beside \(BlegateBinary.path)")
         let database = try await PostgresFixture.database()
-        let (process, _) = try await ServerProcess.start(database, port: 0)
+        let (process, _) = try await ServerProcess.start(database, port: 0, metrics: "127.0.0.1:0")
         defer { process.signal(SIGKILL) }
         var metricsPort: Int?
         try await eventually("the metrics listener's log line", seconds: 20) {
