@@ -78,7 +78,6 @@ final class GatewayMetrics: Sendable {
         }
         set("blegate_outbox_pending_records", "Records not yet at the backend", Double(o.pending))
         set("blegate_outbox_oldest_pending_age_seconds", "Age of the oldest pending record; 0 when none", o.oldestPendingAgeSeconds ?? 0)
-        set("blegate_outbox_quarantined_records", "Records the backend refused for good", Double(o.quarantined))
         for (kind, n) in [("workout", o.pendingWorkouts), ("profile_metric", o.pendingProfileMetrics)] {
             set("blegate_outbox_pending_documents", "Documents not yet at the backend", Double(n ?? 0), [("kind", kind)])
         }

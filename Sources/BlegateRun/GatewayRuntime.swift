@@ -304,7 +304,7 @@ public final class GatewayRuntime: Sendable {
             add(MetricsListener(registry: metrics.registry, host: listen.host, port: listen.port, logger: logger,
                                 retryEvery: WallService.retryInterval, onFailure: { errors.add(.config, $0) },
                                 refresh: { [weak self] in
-                                    guard let report = try? await self?.statusReport() else { return }
+                                    guard let report = try? await self?.statusReport(countingRecords: false) else { return }
                                     metrics.update(from: report)
                                 }), "metrics")
         }
@@ -357,9 +357,10 @@ public final class GatewayRuntime: Sendable {
         if let g = group.withLock({ $0 }) { await g.triggerGracefulShutdown() }
     }
 
-    /// The live status.
-    public func statusReport() async throws -> StatusReport {
-        let stats = try await cache.stats()
+    /// The live status. `countingRecords: false` (each scrape of `/metrics`) reads the
+    /// outbox alone and leaves the cache's record totals at 0, sparing a scan of the cache.
+    public func statusReport(countingRecords: Bool = true) async throws -> StatusReport {
+        let stats = try await countingRecords ? cache.stats() : cache.outboxStats()
         var report = StatusReport(source: "service", gatewayID: configuration.gateway.id, generatedAt: UTCTimestamp.now.iso8601,
                                   cacheFile: cache.path, outbox: StatusReport.outbox(stats))
         try await report.outbox.addDocuments(from: cache)

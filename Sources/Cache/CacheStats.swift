@@ -50,6 +50,42 @@ public struct CacheStats: Sendable, Equatable {
 }
 
 extension RecordCache {
+    /// The outbox alone: pending and unpaired counts, the oldest pending record and the
+    /// file sizes, from the outbox tables and their keys. `stats()` also counts every record
+    /// per device, a scan of the whole cache: too much for a scrape every 15 s of a cache
+    /// holding a week. `total`, `delivered`, `quarantined` and `devices` stay 0 here.
+    public func outboxStats() async throws -> CacheStats {
+        var stats = try await database.read { db -> CacheStats in
+            var s = CacheStats()
+            s.pending = try Int.fetchOne(db, sql: "SELECT count(*) FROM outbox") ?? 0
+            s.unpairedPending = try Int.fetchOne(db, sql: "SELECT count(*) FROM outbox_unpaired") ?? 0
+            s.pending += s.unpairedPending
+            try Self.readOldestPending(db, into: &s)
+            return s
+        }
+        addLiveFigures(&stats)
+        return stats
+    }
+
+    private static func readOldestPending(_ db: Database, into s: inout CacheStats) throws {
+        if let row = try Row.fetchOne(db, sql: """
+            SELECT record.timestamp_ms, record.stored_ms FROM record
+            WHERE record.sequence = (SELECT min(sequence) FROM (SELECT min(sequence) AS sequence FROM outbox UNION ALL SELECT min(sequence) FROM outbox_unpaired))
+            """) {
+            s.oldestPending = UTCTimestamp(millisecondsSince1970: row[0])
+            s.oldestPendingStored = UTCTimestamp(millisecondsSince1970: row[1])
+        }
+    }
+
+    private func addLiveFigures(_ stats: inout CacheStats) {
+        stats.buffered = bufferedCount
+        stats.encrypted = cipher != nil
+        stats.unpairedPolicy = options.unpaired
+        for suffix in ["", "-wal", "-shm"] {
+            stats.fileBytes += FilePaths.size(path + suffix) ?? 0
+        }
+    }
+
     public func stats() async throws -> CacheStats {
         var stats = try await database.read { db -> CacheStats in
             var s = CacheStats()
@@ -86,25 +122,14 @@ extension RecordCache {
                 s.quarantined += d.quarantined
             }
             s.devices = perDevice.values.sorted { $0.deviceID < $1.deviceID }
-            if let row = try Row.fetchOne(db, sql: """
-                SELECT record.timestamp_ms, record.stored_ms FROM record
-                WHERE record.sequence = (SELECT min(sequence) FROM (SELECT min(sequence) AS sequence FROM outbox UNION ALL SELECT min(sequence) FROM outbox_unpaired))
-                """) {
-                s.oldestPending = UTCTimestamp(millisecondsSince1970: row[0])
-                s.oldestPendingStored = UTCTimestamp(millisecondsSince1970: row[1])
-            }
+            try Self.readOldestPending(db, into: &s)
             s.quarantineReasons = try Row.fetchAll(db, sql: """
                 SELECT reason, count(*) AS n FROM record WHERE state = 2 GROUP BY reason ORDER BY n DESC LIMIT 10
                 """).map { (reason: ($0[0] as String?) ?? "", count: $0[1] as Int) }
             s.usedBytes = try RecordCache.usedBytes(db)
             return s
         }
-        stats.buffered = bufferedCount
-        stats.encrypted = cipher != nil
-        stats.unpairedPolicy = options.unpaired
-        for suffix in ["", "-wal", "-shm"] {
-            stats.fileBytes += FilePaths.size(path + suffix) ?? 0
-        }
+        addLiveFigures(&stats)
         return stats
     }
 }

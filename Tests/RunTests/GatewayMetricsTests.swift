@@ -74,7 +74,6 @@ struct GatewayMetricsTests {
         #expect(m.value("blegate_cache_filesystem_size_bytes") == 8000)
         #expect(m.value("blegate_outbox_pending_records") == 120)
         #expect(m.value("blegate_outbox_oldest_pending_age_seconds") == 42.5)
-        #expect(m.value("blegate_outbox_quarantined_records") == 3)
         #expect(m.value("blegate_outbox_pending_documents", ["kind": "workout"]) == 1)
         #expect(m.value("blegate_sync_requests_total", ["result": "ok"]) == 18)
         #expect(m.value("blegate_sync_requests_total", ["result": "http_error"]) == 2)
