@@ -118,7 +118,7 @@ struct GatewayMetricsTests {
             c.rate = 2
             c.advertising = 1
             c.advertisingOnly = 1
-            c.malformedRate = 0.05
+            c.malformedRate = 0.1
         }) { bus, sim in
             let f = try RunFixture()
             let port = try freeLoopbackPort()
@@ -128,6 +128,12 @@ struct GatewayMetricsTests {
             defer { run.signal(SIGKILL) }
             #expect(await run.waitForStdout("ready:", timeout: 60), "\(run.stdout)\n\(run.stderr)")
             #expect(await backend.waitForRecords(60, timeout: .seconds(90)))
+            // Every kind of count has something to agree on: advertised readings and
+            // undecodable payloads too.
+            #expect(await eventually(timeout: 90) {
+                guard let t = (try? await f.status())?.totals else { return false }
+                return t.advertisements > 0 && t.undecodable > 0
+            }, "an advertised reading and an undecodable payload")
             let url = "http://127.0.0.1:\(port)/metrics"
             let live = try await Self.get(url)
             #expect(live.status == 200 && live.contentType.hasPrefix("text/plain; version=0.0.4"), "\(live)")
