@@ -2,11 +2,14 @@
 import WearMetrics
 
 /// The contract's times (a record's `timestamp`, a workout's `start_time`, …): ISO 8601,
-/// `YYYY-MM-DDTHH:MM:SS`, an optional fraction, then `Z` or an offset. One check for every
+/// `YYYY-MM-DDTHH:MM:SS`, an optional fraction, then `Z` or an offset to ±15:59. One check for every
 /// backend that judges them (the test backend, blegate-server), so a gateway gets the same
 /// answer from both; month, day and hour are in range, so PostgreSQL's cast cannot fail on
 /// a time that passed.
 public enum ContractTimestamp {
+    /// What a refusal says a time must be.
+    public static let rule = "an ISO 8601 time with Z or an offset within ±15:59"
+
     public static func isValid(_ s: String) -> Bool {
         let u = Array(s.utf8)
         guard u.count >= 20, u.count <= 40 else { return false }
@@ -27,7 +30,11 @@ public enum ContractTimestamp {
         let rest = u[i...]
         if rest.count == 1 { return rest.first == UInt8(ascii: "Z") }
         guard rest.count == 6, rest.first == UInt8(ascii: "+") || rest.first == UInt8(ascii: "-") else { return false }
-        return rest.dropFirst().enumerated().allSatisfy { k, c in k == 2 ? c == UInt8(ascii: ":") : (c >= 0x30 && c <= 0x39) }
+        let o = Array(rest.dropFirst())
+        guard o[2] == UInt8(ascii: ":"), [0, 1, 3, 4].allSatisfy({ o[$0] >= 0x30 && o[$0] <= 0x39 }) else { return false }
+        // PostgreSQL's timestamptz takes offsets to ±15:59 (ISO 8601 allows ±23:59): a
+        // time it would refuse is refused here, as the contract's pattern says.
+        return Int(o[0] - 0x30) * 10 + Int(o[1] - 0x30) <= 15 && Int(o[3] - 0x30) * 10 + Int(o[4] - 0x30) <= 59
     }
 
     /// The time as seconds since 1970 (UTC), to the millisecond; nil when not valid. For the

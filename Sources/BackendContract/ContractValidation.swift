@@ -17,16 +17,19 @@ public enum ContractValidation {
     public static func recordProblem(_ record: ContractValue) -> String? {
         guard case let .object(members) = record else { return "record: must be a JSON object" }
         guard let id = record["id"]?.string, ContractUUID.isValid(id) else { return uuidProblem("id") }
+        if let p = storableProblem(record) { return p }
         if let p = keysProblem(members, allowed: recordKeys, required: requiredRecordKeys,
                                unknown: "unknown field; extensions belong in metrics or meta") { return p }
         if let p = clientProblem(record["client_id"]) { return p }
         guard let t = record["timestamp"]?.string, ContractTimestamp.isValid(t) else {
-            return "timestamp: must be an ISO 8601 UTC time such as 2026-01-02T03:04:05.678Z"
+            return "timestamp: must be \(ContractTimestamp.rule), such as 2026-01-02T03:04:05.678Z"
         }
         guard nonEmptyString(record["device_id"]) else { return "device_id: must be a non-empty string" }
         guard nonEmptyString(record["source"]) else { return "source: must be a non-empty string" }
         guard case let .object(metrics)? = record["metrics"] else { return "metrics: must be an object of numbers" }
         if let k = firstKey(of: metrics, where: { $0.number == nil }) { return "metrics.\(k): must be a number" }
+        // The heart rate has a column of its own (float4); BLE's field is 16 bits.
+        if let hr = metrics["hr"]?.number, !(0...65_535).contains(hr) { return "metrics.hr: must be from 0 to 65535" }
         guard case let .object(meta)? = record["meta"] else { return "meta: must be an object" }
         if let k = firstKey(of: meta, where: { v in
             switch v {
@@ -57,6 +60,7 @@ public enum ContractValidation {
     public static func workoutProblem(_ w: ContractValue) -> String? {
         guard case let .object(members) = w else { return "workout: must be a JSON object" }
         guard let id = w["id"]?.string, ContractUUID.isValid(id) else { return uuidProblem("id") }
+        if let p = storableProblem(w) { return p }
         guard w["source"]?.string == "blegate" else { return "source: must be \"blegate\"" }
         if let p = keysProblem(members, allowed: workoutKeys, required: requiredWorkoutKeys, unknown: "unknown field") { return p }
         if let p = clientProblem(w["client_id"]) { return p }
@@ -70,7 +74,7 @@ public enum ContractValidation {
         default: return "class_name: must be a string or null"
         }
         for key in ["start_time", "end_time"] {
-            guard let t = w[key]?.string, ContractTimestamp.isValid(t) else { return "\(key): must be an ISO 8601 UTC time" }
+            guard let t = w[key]?.string, ContractTimestamp.isValid(t) else { return "\(key): must be \(ContractTimestamp.rule)" }
         }
         if let start = w["start_time"]?.string.flatMap(ContractTimestamp.secondsSince1970),
            let end = w["end_time"]?.string.flatMap(ContractTimestamp.secondsSince1970), end < start {
@@ -125,6 +129,7 @@ public enum ContractValidation {
     public static func profileMetricProblem(_ m: ContractValue) -> String? {
         guard case let .object(members) = m else { return "metric: must be a JSON object" }
         guard let id = m["id"]?.string, ContractUUID.isValid(id) else { return uuidProblem("id") }
+        if let p = storableProblem(m) { return p }
         guard m["source"]?.string == "blegate" else { return "source: must be \"blegate\"" }
         if let p = keysProblem(members, allowed: profileMetricKeys, required: requiredProfileMetricKeys, unknown: "unknown field") {
             return p
@@ -135,7 +140,7 @@ public enum ContractValidation {
         }
         guard m["unit"]?.string == unit else { return "unit: must be \(unit) for \(metric)" }
         guard let value = m["value"]?.number, value > 0 else { return "value: must be a positive number" }
-        guard let t = m["measured_at"]?.string, ContractTimestamp.isValid(t) else { return "measured_at: must be an ISO 8601 UTC time" }
+        guard let t = m["measured_at"]?.string, ContractTimestamp.isValid(t) else { return "measured_at: must be \(ContractTimestamp.rule)" }
         guard nonEmptyString(m["device_id"]) else { return "device_id: must be a non-empty string" }
         return nil
     }
@@ -148,13 +153,14 @@ public enum ContractValidation {
     public static func sampleProblem(_ s: ContractValue) -> String? {
         guard case .object = s else { return "sample: must be a JSON object" }
         guard let uuid = s["uuid"]?.string, ContractUUID.isValid(uuid) else { return uuidProblem("uuid") }
+        if let p = storableProblem(s) { return p }
         guard let type = s["dataType"]?.string, sampleTypes.contains(type) else {
             return "dataType: must be one of \(sampleTypes.sorted().joined(separator: ", "))"
         }
         guard s["value"]?.number != nil else { return "value: must be a number" }
         guard let unit = s["unit"]?.string, sampleUnits.contains(unit) else { return "unit: must be count/min or ms" }
         for key in ["startDate", "endDate"] {
-            guard let d = s[key]?.string, ContractTimestamp.isValid(d) else { return "\(key): must be an ISO 8601 time" }
+            guard let d = s[key]?.string, ContractTimestamp.isValid(d) else { return "\(key): must be \(ContractTimestamp.rule)" }
         }
         guard s["sourceName"]?.string == "blegate" else { return "sourceName: must be \"blegate\"" }
         guard s["deviceName"]?.string != nil else { return "deviceName: must be a string" }
@@ -167,7 +173,52 @@ public enum ContractValidation {
         return nil
     }
 
+    // MARK: Pairing
+
+    /// A pairing request: a code and the device's address, both non-empty, nothing that
+    /// cannot be stored. Both backends answer 400 with this.
+    public static func pairProblem(_ body: ContractValue) -> String? {
+        guard let code = body["code"]?.string, !code.isEmpty else { return "code: required string" }
+        guard let device = body["device"], let address = device["address"]?.string, !address.isEmpty else {
+            return "device.address: required string"
+        }
+        for key in ["name", "model"] {
+            switch device[key] {
+            case nil, .null?, .string?: break
+            default: return "device.\(key): must be a string or null"
+            }
+        }
+        return storableProblem(body)
+    }
+
     // MARK: Shared
+
+    /// What PostgreSQL cannot store, anywhere in an item, keys included: a string holding
+    /// NUL (U+0000, which neither text nor jsonb takes) or a number that is not finite.
+    /// Without this check such an item fails its whole batch in the database, the server
+    /// can only answer "retry later", and the sender retries it for ever.
+    public static func storableProblem(_ value: ContractValue, at path: String = "") -> String? {
+        func name(_ key: String) -> String { path.isEmpty ? key : path + "." + key }
+        switch value {
+        case let .string(text):
+            return text.utf8.contains(0) ? "\(path.isEmpty ? "value" : path): must not contain NUL (\\u0000)" : nil
+        case let .double(d):
+            return d.isFinite ? nil : "\(path.isEmpty ? "value" : path): must be a finite number"
+        case let .array(items):
+            for (i, item) in items.enumerated() {
+                if let p = storableProblem(item, at: "\(path)[\(i)]") { return p }
+            }
+            return nil
+        case let .object(members):
+            for key in members.keys.sorted() {
+                if key.utf8.contains(0) { return "\(path.isEmpty ? "key" : path + " key"): must not contain NUL (\\u0000)" }
+                if let p = storableProblem(members[key]!, at: name(key)) { return p }
+            }
+            return nil
+        case .null, .bool, .int:
+            return nil
+        }
+    }
 
     /// A JSON number without a fraction, as an Int (JSON Schema's `integer`).
     public static func integer(_ v: ContractValue?) -> Int? { v?.integer }

@@ -25,37 +25,39 @@ struct DatabaseProbe: Service {
         }
     }
 
-    /// One probe. The verdict is given at the deadline even when the query does not end
-    /// when cancelled; the next probe waits for it.
+    /// One probe, its verdict given at the deadline however long the query runs on.
     func probe() async {
         let started = ContinuousClock.now
-        let once = Once()
-        let decide: @Sendable (Bool) -> Void = { [metrics] up in
-            guard once.first() else { return }
-            let elapsed = ContinuousClock.now - started
-            metrics.probe(up: up, seconds: Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18)
-        }
-        await withTaskGroup(of: Void.self) { group in
-            group.addTask {
-                do {
-                    try await client.query("SELECT 1", logger: logger)
-                    decide(true)
-                } catch {
-                    decide(false)
-                }
-            }
-            group.addTask {
-                try? await Task.sleep(for: deadline)
-                decide(false)
-            }
-            await group.next()
-            group.cancelAll()
+        let up = await Self.ping(client, within: deadline, logger: logger) == .up
+        let elapsed = ContinuousClock.now - started
+        metrics.probe(up: up, seconds: Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18)
+    }
+
+    enum Ping: Equatable {
+        case up
+        /// The query failed (no connection, refused), or did not end by the deadline.
+        case down
+        case late
+    }
+
+    /// `SELECT 1` through the pool, as requests ask it. Returns by `deadline` even when
+    /// the query does not end when cancelled (a pool waiting on a dead host), so a
+    /// caller with a deadline of its own (a load balancer's health check) is answered in
+    /// time.
+    static func ping(_ client: PostgresClient, within deadline: Duration, logger: Logger) async -> Ping {
+        do {
+            _ = try await ServerResponder.within(deadline) { try await client.query("SELECT 1", logger: logger) }
+            return .up
+        } catch is ServerResponder.DeadlineExceeded {
+            return .late
+        } catch {
+            return .down
         }
     }
 }
 
 /// True the first time it is asked, false after.
-private final class Once: Sendable {
+final class Once: Sendable {
     private let done = Mutex(false)
 
     func first() -> Bool {

@@ -39,7 +39,7 @@ struct ReadEndpoints {
             var bounds: [String?] = []
             for key: Substring in ["from", "to"] {
                 guard let v = q[key].map(String.init) else { bounds.append(nil); continue }
-                guard ContractTimestamp.isValid(v) else { return ServerResponder.json(400, ServerResponder.error("\(key): must be an ISO 8601 time")) }
+                guard ContractTimestamp.isValid(v) else { return ServerResponder.json(400, ServerResponder.error("\(key): must be \(ContractTimestamp.rule)")) }
                 bounds.append(v)
             }
             let page = try await store.heartRate(clientID: clientID, from: bounds[0], to: bounds[1], limit: limit, after: cursor)

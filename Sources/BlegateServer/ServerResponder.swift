@@ -32,7 +32,8 @@ struct ServerResponder: HTTPResponder {
     static let deadline: Duration = .seconds(15)
 
     struct DeadlineExceeded: Error, CustomStringConvertible {
-        var description: String { "no answer from the database within \(ServerResponder.deadline)" }
+        var limit: Duration = ServerResponder.deadline
+        var description: String { "no answer from the database within \(limit)" }
     }
 
     func respond(to request: Request, context: Context) async throws -> Response {
@@ -97,8 +98,16 @@ struct ServerResponder: HTTPResponder {
         let path = request.uri.path
         switch (request.method, path) {
         case (.get, "/healthz"):
-            try await store.database.query("SELECT 1", logger: logger)
-            return Response(status: .ok, headers: [.contentType: "text/plain"], body: .init(byteBuffer: ByteBuffer(string: "ok\n")))
+            // Within 2 s whatever the database does, for a load balancer's check; requests
+            // still get their 15 s.
+            let text: String
+            let status: HTTPResponse.Status
+            switch await DatabaseProbe.ping(store.database.client, within: Self.healthDeadline, logger: logger) {
+            case .up: (status, text) = (.ok, "ok\n")
+            case .down: (status, text) = (.serviceUnavailable, "database unavailable\n")
+            case .late: (status, text) = (.serviceUnavailable, "database did not answer within 2 s\n")
+            }
+            return Response(status: status, headers: [.contentType: "text/plain"], body: .init(byteBuffer: ByteBuffer(string: text)))
         case (_, "/api/v1/pair"), (_, "/api/v1/metrics"), (_, "/api/v1/samples"), (_, "/api/v1/profile-metrics"):
             guard request.method == .post else { return Self.json(405, Self.error("use POST")) }
             return try await gatewayRequest(request, path: path)
@@ -204,6 +213,8 @@ struct ServerResponder: HTTPResponder {
         }
     }
 
+    static let healthDeadline = Duration.seconds(2)
+
     private func gatewayRequest(_ request: Request, path: String) async throws -> Response {
         let caller = try await gatewayCaller(request)
         guard let gateway = caller.gateway else { return caller.refusal! }
@@ -212,10 +223,8 @@ struct ServerResponder: HTTPResponder {
         let raw = read.raw
 
         if path == "/api/v1/pair" {
-            guard let code = body["code"]?.string, !code.isEmpty else { return Self.json(400, Self.error("code: required string")) }
-            guard let device = body["device"], let address = device["address"]?.string, !address.isEmpty else {
-                return Self.json(400, Self.error("device.address: required string"))
-            }
+            if let problem = ContractValidation.pairProblem(body) { return Self.json(400, Self.error(problem)) }
+            let code = body["code"]!.string!, device = body["device"]!, address = device["address"]!.string!
             switch try await store.pair(code: code.uppercased(), address: address, name: device["name"]?.string,
                                         model: device["model"]?.string, gateway: gateway) {
             case let .paired(clientID): return Self.json(200, PairAnswer(clientID: clientID))
@@ -313,17 +322,28 @@ struct ServerResponder: HTTPResponder {
 
     // MARK: Helpers
 
-    /// `body`'s answer, or `DeadlineExceeded` once `limit` has passed (`body` is cancelled).
+    /// `body`'s answer, or `DeadlineExceeded` once `limit` has passed. `body` is then
+    /// cancelled but not waited for: PostgreSQL's pool may keep it waiting for a
+    /// connection long after, and the answer must not (a task group would wait for it).
+    /// What it still does is harmless: every write is idempotent, and its sender resends.
     static func within<T: Sendable>(_ limit: Duration, _ body: @escaping @Sendable () async throws -> T) async throws -> T {
-        try await withThrowingTaskGroup(of: T?.self) { group in
-            group.addTask { try await body() }
-            group.addTask {
-                try await Task.sleep(for: limit)
-                return nil
+        try await withCheckedThrowingContinuation { (answer: CheckedContinuation<T, any Error>) in
+            let once = Once()
+            let work = Task {
+                do {
+                    let value = try await body()
+                    if once.first() { answer.resume(returning: value) }
+                } catch {
+                    if once.first() { answer.resume(throwing: error) }
+                }
             }
-            defer { group.cancelAll() }
-            guard let first = try await group.next(), let value = first else { throw DeadlineExceeded() }
-            return value
+            Task {
+                try? await Task.sleep(for: limit)
+                if once.first() {
+                    work.cancel()
+                    answer.resume(throwing: DeadlineExceeded(limit: limit))
+                }
+            }
         }
     }
 

@@ -21,6 +21,8 @@ public struct BatchOutcome: Sendable, Equatable {
 }
 
 extension ServerStore {
+    static let escapedNUL = Array("\\u0000".utf8)
+
     /// The member wearing a device at a time, as SQL over the columns or parameters `device`
     /// and `at`: the latest event for that device at or before then, through any gateway,
     /// either a pairing code exchanged for it or an assignment (`POST /api/v1/assignments`;
@@ -66,6 +68,7 @@ extension ServerStore {
         var seen: Set<String> = []
         var ids: [String] = [], clients: [String] = [], devices: [String] = [], sources: [String] = []
         var times: [String] = [], hrs: [Double] = [], positions: [Int] = []
+        var kept: [ContractValue] = []
         for (position, r) in records.enumerated() {
             if let problem = ContractValidation.recordProblem(r) {
                 outcome.rejected.append((r["id"]?.string ?? "", problem))
@@ -83,8 +86,16 @@ extension ServerStore {
             times.append(r["timestamp"]!.string!)
             hrs.append(r["metrics"]?["hr"]?.number ?? -1)
             positions.append(position + 1)   // WITH ORDINALITY counts from 1
+            kept.append(r)
         }
         guard !ids.isEmpty else { return outcome }
+        // jsonb refuses `\u0000` anywhere in the text, in a rejected record too: then the
+        // records kept are written out again, alone (rare; a gateway never sends one).
+        var body = body
+        if body.utf8.firstRange(of: Self.escapedNUL) != nil {
+            body = "{\"records\":[" + kept.map(\.text).joined(separator: ",") + "]}"
+            positions = Array(1...kept.count)
+        }
         // The months' partitions first, in their own short transaction: making one locks the
         // whole table for a moment, which should not last as long as the batch.
         try await database.query("""

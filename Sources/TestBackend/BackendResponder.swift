@@ -93,10 +93,8 @@ struct BackendResponder: HTTPResponder {
 
         switch route {
         case .pair:
-            guard let code = body["code"]?.string, !code.isEmpty else { return answer(400, Self.error("code: required string")) }
-            guard let device = body["device"], let address = device["address"]?.string, !address.isEmpty else {
-                return answer(400, Self.error("device.address: required string"))
-            }
+            if let problem = ContractValidation.pairProblem(body) { return answer(400, Self.error(problem)) }
+            let code = body["code"]!.string!, device = body["device"]!
             switch store.pair(code: code, device: device) {
             case let .paired(clientID): return answer(200, PairAnswer(clientID: clientID))
             case .unknown: return answer(404, Self.error("unknown pairing code"))
