@@ -150,8 +150,13 @@ public enum ContractValidation {
     public static let sampleTypes: Set<String> = ["heartRate", "heartRateVariabilityRMSSD", "heartRateVariabilitySDNN"]
     public static let sampleUnits: Set<String> = ["count/min", "ms"]
 
+    public static let sampleKeys: Set<String> = [
+        "dataType", "value", "unit", "startDate", "endDate", "uuid", "sourceName", "deviceName", "deviceId", "clientId", "recordId",
+    ]
+
     public static func sampleProblem(_ s: ContractValue) -> String? {
-        guard case .object = s else { return "sample: must be a JSON object" }
+        guard case let .object(members) = s else { return "sample: must be a JSON object" }
+        if let extra = members.keys.filter({ !sampleKeys.contains($0) }).min() { return "\(extra): unknown field" }
         guard let uuid = s["uuid"]?.string, ContractUUID.isValid(uuid) else { return uuidProblem("uuid") }
         if let p = storableProblem(s) { return p }
         guard let type = s["dataType"]?.string, sampleTypes.contains(type) else {
@@ -188,7 +193,12 @@ public enum ContractValidation {
             default: return "device.\(key): must be a string or null"
             }
         }
-        return storableProblem(body)
+        // Only what is stored is judged: other keys a device object may carry are ignored.
+        if let p = storableProblem(.string(code), at: "code") { return p }
+        for key in ["address", "name", "model"] {
+            if let v = device[key], let p = storableProblem(v, at: "device.\(key)") { return p }
+        }
+        return nil
     }
 
     // MARK: Shared

@@ -13,10 +13,14 @@ public typealias Member = ContractMember
 public struct MemberProblem: Error, Sendable, Equatable, CustomStringConvertible {
     public var field: String
     public var reason: String
+    /// The change is fine alone but not with the profile it lands on (a resting rate at or
+    /// above the stored maximum): 409, not 400.
+    public var conflict = false
 
-    public init(_ field: String, _ reason: String) {
+    public init(_ field: String, _ reason: String, conflict: Bool = false) {
         self.field = field
         self.reason = reason
+        self.conflict = conflict
     }
 
     public var description: String { "\(field): \(reason)" }
@@ -155,7 +159,7 @@ public struct MemberChanges: Sendable, Equatable {
         m.weightKg = weightKg.applied(to: m.weightKg)
         m.sex = sex.applied(to: m.sex)
         if let r = m.restingHR, let x = m.maxHR, r >= x {
-            throw MemberProblem("resting_hr", "must be below max_hr (\(x)), got \(r)")
+            throw MemberProblem("resting_hr", "must be below max_hr (\(x)), got \(r)", conflict: true)
         }
         return m
     }

@@ -109,20 +109,20 @@ struct ServerResponder: HTTPResponder {
             }
             return Response(status: status, headers: [.contentType: "text/plain"], body: .init(byteBuffer: ByteBuffer(string: text)))
         case (_, "/api/v1/pair"), (_, "/api/v1/metrics"), (_, "/api/v1/samples"), (_, "/api/v1/profile-metrics"):
-            guard request.method == .post else { return Self.json(405, Self.error("use POST")) }
+            guard request.method == .post else { return Self.methodNotAllowed(request.method, path) }
             return try await gatewayRequest(request, path: path)
         case (_, "/api/v1/workouts"):
-            guard request.method == .post || request.method == .put else { return Self.json(405, Self.error("use POST or PUT")) }
+            guard request.method == .post || request.method == .put else { return Self.methodNotAllowed(request.method, path) }
             return try await gatewayRequest(request, path: path)
         case (_, "/api/v1/members"):
-            guard request.method == .get else { return Self.json(405, Self.error("use GET")) }
+            guard request.method == .get else { return Self.methodNotAllowed(request.method, path) }
             let caller = try await gatewayCaller(request)
             guard caller.gateway != nil else { return caller.refusal! }
             return Self.json(200, MembersAnswer(members: try await store.members()))
         case (.put, _) where path.hasPrefix("/api/v1/members/"):
             return try await putMember(request, path: path)
         case (_, "/api/v1/assignments"):
-            guard request.method == .post else { return Self.json(405, Self.error("use POST")) }
+            guard request.method == .post else { return Self.methodNotAllowed(request.method, path) }
             return try await assignment(request)
         case (.get, "/api/v1/gateways"):
             guard try await staffCaller(request) != nil else { return Self.json(401, Self.error("missing or unknown staff token")) }
@@ -141,6 +141,8 @@ struct ServerResponder: HTTPResponder {
         case (_, _) where path.hasPrefix("/staff/members/") || path.hasPrefix("/staff/classes/"):
             return try await StaffPage(store: store, time: time, metrics: metrics).respond(request)
         default:
+            // A path served, by a method it does not take (TRACE, DELETE): 405, not 404.
+            if Self.route(of: path) != "other" { return Self.methodNotAllowed(request.method, path) }
             return Self.json(404, Self.error("no such endpoint: \(request.method) \(path)"))
         }
     }
@@ -281,7 +283,7 @@ struct ServerResponder: HTTPResponder {
             }
             return Self.json(200, member)
         } catch let problem as MemberProblem {
-            return Self.json(400, Self.error(problem.description))
+            return Self.json(problem.conflict ? 409 : 400, Self.error(problem.description))
         }
     }
 
@@ -344,6 +346,25 @@ struct ServerResponder: HTTPResponder {
                     answer.resume(throwing: DeadlineExceeded(limit: limit))
                 }
             }
+        }
+    }
+
+    /// 405 with the `Allow` header RFC 9110 asks for: the methods the path's route takes.
+    static func methodNotAllowed(_ method: HTTPRequest.Method, _ path: String) -> Response {
+        let allow = allowedMethods(route(of: path))
+        var headers = HTTPFields()
+        headers[.allow] = allow
+        return json(405, error("\(method) is not taken at \(path); use \(allow)"), headers: headers)
+    }
+
+    static func allowedMethods(_ route: String) -> String {
+        switch route {
+        case "/healthz", "/api/v1/members", "/api/v1/gateways": "GET"
+        case "/api/v1/workouts": "POST, PUT"
+        case "/api/v1/members/{client_id}": "GET, PUT"
+        case _ where route.hasPrefix("/api/v1/members/"): "GET"
+        case _ where route.hasPrefix("/staff"): "GET, POST"
+        default: "POST"
         }
     }
 

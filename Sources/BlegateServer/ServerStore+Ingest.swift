@@ -84,7 +84,9 @@ extension ServerStore {
             devices.append(r["device_id"]!.string!)
             sources.append(r["source"]!.string!)
             times.append(r["timestamp"]!.string!)
-            hrs.append(r["metrics"]?["hr"]?.number ?? -1)
+            // As float4 holds it: PostgreSQL refuses a float8 too small for float4 (1e-50)
+            // where Swift rounds it to 0.
+            hrs.append(r["metrics"]?["hr"]?.number.map { Double(Float($0)) } ?? -1)
             positions.append(position + 1)   // WITH ORDINALITY counts from 1
             kept.append(r)
         }

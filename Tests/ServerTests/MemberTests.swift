@@ -66,7 +66,9 @@ struct MemberTests {
         var resting = MemberChanges()
         try resting.set("resting_hr", text: "115")
         try resting.set("max_hr", text: "110")
-        await #expect(throws: MemberProblem("resting_hr", "must be below max_hr (110), got 115")) { try await s.updateMember("c-77", resting) }
+        await #expect(throws: MemberProblem("resting_hr", "must be below max_hr (110), got 115", conflict: true)) {
+            try await s.updateMember("c-77", resting)
+        }
         var set = MemberChanges()
         try set.set("resting_hr", text: "52")
         try set.set("age", text: "none")
@@ -112,7 +114,6 @@ struct MemberTests {
             (#"{"age":400}"#, "age: must be a whole number from 5 to 120, got 400"),
             (#"{"age":"34"}"#, "age: must be a whole number from 5 to 120 or null"),
             (#"{"max_hr":150.5}"#, "max_hr: must be a whole number from 100 to 240, got 150.5"),
-            (#"{"resting_hr":120,"max_hr":110}"#, "resting_hr: must be below max_hr (110), got 120"),
             (#"{"weight_kg":1000}"#, "weight_kg: must be a number of kilograms from 20 to 350, got 1000"),
             (#"{"sex":"other"}"#, "sex: must be \"female\", \"male\" or null"),
             (#"{"name":null}"#, "name: must be a string; a member's name cannot be cleared"),
@@ -125,6 +126,9 @@ struct MemberTests {
             let answer = try await h.send("/api/v1/members/m-ana", body, token: token, method: .PUT)
             #expect(answer.status == 400 && answer.json?["error"]?.string == message, "\(body): \(answer.status) \(answer.body)")
         }
+        // Each value in range, but not together with the profile: a conflict, 409.
+        let clash = try await h.send("/api/v1/members/m-ana", #"{"resting_hr":120,"max_hr":110}"#, token: token, method: .PUT)
+        #expect(clash.status == 409 && clash.json?["error"]?.string == "resting_hr: must be below max_hr (110), got 120", "\(clash.body)")
         let notJSON = try await h.send("/api/v1/members/m-ana", "{age:", token: token, method: .PUT)
         #expect(notJSON.status == 400)
         #expect(try await h.send("/api/v1/members/m-%00", #"{"age":30}"#, token: token, method: .PUT).status == 404)
