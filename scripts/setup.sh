@@ -45,6 +45,12 @@ if [ "${BLEGATE_SETUP_TESTS:-0}" = 1 ]; then
         /usr/bin/python3 -m venv "$venv"
         "$venv/bin/pip" install -q --disable-pip-version-check 'garmin-fit-sdk==21.218.0'
     fi
+    # schemathesis (PyPI) runs generated requests against blegate-server from the
+    # contract (SchemathesisTests).
+    if ! "$venv/bin/schemathesis" --version >/dev/null 2>&1; then
+        echo "setup: installing schemathesis into $venv"
+        "$venv/bin/pip" install -q --disable-pip-version-check 'schemathesis==4.32.5'
+    fi
     xsd=.build/test-schemas/TrainingCenterDatabasev2.xsd
     if [ ! -s "$xsd" ]; then
         echo "setup: taking $xsd out of Debian's pytrainer package"
