@@ -15,9 +15,9 @@ bin="${BLEGATE_BIN_DIR:-$(swift build --show-bin-path)}"
 for b in blegate blegate-test-backend; do
     [ -x "$bin/$b" ] || { echo "metrics: no $bin/$b; build it first" >&2; exit 1; }
 done
-port="$(/usr/bin/python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')"
-export BENCH_METRICS_LISTEN="127.0.0.1:$port"
 source scripts/simulated-gym.sh
+port="$(free_port)"
+export BENCH_METRICS_LISTEN="127.0.0.1:$port"
 adapters=$(( (straps + 6) / 7 ))
 simulated_gym "$bin/blegate" "$bin/blegate-test-backend" metrics-bench \
     --straps "$straps" --adapters "$adapters" --rate 1 --seed 5

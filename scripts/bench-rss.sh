@@ -15,10 +15,10 @@ bin="${BLEGATE_BIN_DIR:-$(swift build --show-bin-path)}"
 for b in blegate blegate-test-backend; do
     [ -x "$bin/$b" ] || { echo "rss: no $bin/$b; build it first (swift build --product $b)" >&2; exit 1; }
 done
-# /metrics on, as by default, and scraped every 15 s as a Prometheus would.
-metrics_port="$(/usr/bin/python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')"
-export BENCH_METRICS_LISTEN="127.0.0.1:$metrics_port"
 source scripts/simulated-gym.sh
+# /metrics on, as by default, and scraped every 15 s as a Prometheus would.
+metrics_port="$(free_port)"
+export BENCH_METRICS_LISTEN="127.0.0.1:$metrics_port"
 adapters=$(( (straps + 6) / 7 ))
 simulated_gym "$bin/blegate" "$bin/blegate-test-backend" rss-bench \
     --straps "$straps" --adapters "$adapters" --rate 1 --seed 5

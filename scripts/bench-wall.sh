@@ -23,7 +23,7 @@ source scripts/simulated-gym.sh
 adapters=$(( (straps + 6) / 7 ))
 simulated_gym "$bin/blegate" "$bin/blegate-test-backend" wall-bench \
     --straps "$straps" --adapters "$adapters" --rate 1 --seed 5
-port="$(/usr/bin/python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')"
+port="$(free_port)"
 # All addresses: each screen connects through its own 127.0.0.N (see wall_browser.py bench).
 listen="0.0.0.0:$port"; [ "${BLEGATE_WALL_OFF:-0}" = 1 ] && listen=""
 gateway_config wall-bench '[display]' "listen = \"$listen\"" 'gym_name = "Bench Gym"'

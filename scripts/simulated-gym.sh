@@ -34,6 +34,11 @@ simulated_gym() {
     printf '%s\n' "$tag" > "$token_file"; chmod 600 "$token_file"
 }
 
+# A TCP port free on loopback now (the kernel's pick), for a listener a script starts.
+free_port() {
+    /usr/bin/python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+}
+
 # Writes $work/blegate.toml for `blegate run` against this gym: gateway ID, state and
 # status socket in $work, the backend with its token; then any further TOML lines given.
 gateway_config() {
