@@ -44,8 +44,13 @@ public struct AdvertRecord: Sendable, Hashable {
     public var fastHeartRate: Int
     /// The manufacturer data after the company ID.
     public var bytes: [UInt8]
+    /// When the value went out: the first scan tick at or after `dueMilliseconds`.
     public var monotonicMilliseconds: Double
     public var wallMilliseconds: Int64
+    /// When the strap's measurement was due (monotonic ms). Values are due a period
+    /// apart; a machine that stalled past a whole period restarts the schedule at the
+    /// tick that renewed the value (`dueMilliseconds == monotonicMilliseconds`).
+    public var dueMilliseconds: Double
 
     /// One JSON line; `"kind":"advert"` tells it from a notification line (which has no `kind`).
     public var jsonLine: String {

@@ -76,7 +76,8 @@ extension SimulatedBlueZ {
         advert.set(DeviceCatalog.polarBlock(contact: true, counter: advert.counter, fast: fast, slow: slow))
         payloadLog.appendAdvert(AdvertRecord(
             address: straps[s].identity.address, counter: Int(advert.counter), heartRate: Int(slow), fastHeartRate: Int(fast),
-            bytes: advert.bytes, monotonicMilliseconds: now, wallMilliseconds: WallClock.milliseconds()))
+            bytes: advert.bytes, monotonicMilliseconds: now, wallMilliseconds: WallClock.milliseconds(),
+            dueMilliseconds: advert.updatedAt))
     }
 
     /// `ManufacturerData` (a{qv}) as the strap advertises it now; nil when it has none.
