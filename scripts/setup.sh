@@ -16,9 +16,10 @@ packages=(libdbus-1-dev libbluetooth-dev libsqlite3-dev zlib1g-dev dbus pkg-conf
 # start their own cluster with its binaries (scripts/test-postgres.sh); openssl makes the
 # self-signed certificates of the backend client's TLS tests; prometheus scrapes a gateway
 # and blegate-server in PrometheusScrapeTests, and its promtool checks and tests the alert
-# rules (PrometheusRulesTests). A gateway never needs them.
+# rules (PrometheusRulesTests); haproxy and pgbouncer put three blegate-server instances
+# on one database in ManyInstancesTests. A gateway never needs them.
 if [ "${BLEGATE_SETUP_TESTS:-0}" = 1 ]; then
-    packages+=(chromium chromium-driver python3-selenium fonts-dejavu-core python3-venv libxml2-utils postgresql openssl prometheus)
+    packages+=(chromium chromium-driver python3-selenium fonts-dejavu-core python3-venv libxml2-utils postgresql openssl prometheus haproxy pgbouncer)
 fi
 missing=()
 for p in "${packages[@]}"; do

@@ -9,6 +9,9 @@
 # for localhost and 127.0.0.1 signed by a throw-away authority, and prints
 # `TLS <port> <that authority's PEM> <another authority's PEM>` before READY (the server's
 # sslmode tests).
+# BLEGATE_PG_STANDBY_OF=SOCKET_DIR makes a streaming standby of the cluster listening there
+# instead of a new cluster: `pg_basebackup -R` copies it and the copy replays its WAL,
+# read-only (the server's read replica tests).
 #   scripts/test-postgres.sh [WATCH_PID]
 set -euo pipefail
 watch="${1:-$PPID}"
@@ -27,8 +30,13 @@ cleanup() {
 }
 trap cleanup EXIT
 trap 'exit 0' TERM INT
-"${as[@]}" "$bin/initdb" -D "$dir/data" -U postgres -A trust -E UTF8 --no-sync >"$dir/initdb.log" 2>&1 \
-    || { cat "$dir/initdb.log" >&2; exit 1; }
+if [ -n "${BLEGATE_PG_STANDBY_OF:-}" ]; then
+    "${as[@]}" "$bin/pg_basebackup" -h "$BLEGATE_PG_STANDBY_OF" -U postgres -D "$dir/data" -R -X stream -c fast --no-sync \
+        >"$dir/initdb.log" 2>&1 || { cat "$dir/initdb.log" >&2; exit 1; }
+else
+    "${as[@]}" "$bin/initdb" -D "$dir/data" -U postgres -A trust -E UTF8 --no-sync >"$dir/initdb.log" 2>&1 \
+        || { cat "$dir/initdb.log" >&2; exit 1; }
+fi
 options="-k $dir -c listen_addresses= -p 5432 -c max_connections=300"
 [ "${BLEGATE_PG_DURABLE:-0}" = 1 ] || options+=" -c fsync=off -c synchronous_commit=off -c full_page_writes=off"
 if [ "${BLEGATE_PG_TLS:-0}" = 1 ]; then

@@ -51,6 +51,9 @@ public final class BlegateServer: Sendable {
         /// 0 picks a free port; `start()` returns the bound one.
         public var port: Int
         public var database: DatabaseURL
+        /// A streaming standby of `database` for people's reads (the staff page, member
+        /// reads, the CSV); nil reads the primary.
+        public var readDatabase: DatabaseURL?
         /// The gym's zone: the staff page shows class and workout times in it.
         public var timeZone: TimeZoneFile
         /// Where `GET /metrics` is served (a listener of its own); nil serves none. Port 0
@@ -58,10 +61,11 @@ public final class BlegateServer: Sendable {
         public var metrics: ListenAddress?
 
         public init(host: String = "127.0.0.1", port: Int = 8080, database: DatabaseURL, timeZone: TimeZoneFile = .system(),
-                    metrics: ListenAddress? = nil) {
+                    metrics: ListenAddress? = nil, readDatabase: DatabaseURL? = nil) {
             self.host = host
             self.port = port
             self.database = database
+            self.readDatabase = readDatabase
             self.timeZone = timeZone
             self.metrics = metrics
         }
@@ -69,6 +73,8 @@ public final class BlegateServer: Sendable {
 
     public let configuration: Configuration
     public let client: PostgresClient
+    /// The read replica's pool, when `readDatabase` is set.
+    public let readClient: PostgresClient?
     public let store: ServerStore
     /// This instance's counts and measurements: `/metrics` and the staff page read them.
     public let metrics: ServerMetrics
@@ -81,8 +87,9 @@ public final class BlegateServer: Sendable {
         var quiet = logger
         quiet.logLevel = max(logger.logLevel, .error)
         self.client = PostgresClient(configuration: configuration.database.clientConfiguration, backgroundLogger: quiet)
+        self.readClient = configuration.readDatabase.map { PostgresClient(configuration: $0.clientConfiguration, backgroundLogger: quiet) }
         self.metrics = ServerMetrics()
-        self.store = ServerStore(client: client, logger: quiet, metrics: metrics)
+        self.store = ServerStore(client: client, readClient: readClient, logger: quiet, metrics: metrics)
     }
 
     /// Serves until SIGTERM or SIGINT (the executable).
@@ -135,6 +142,7 @@ public final class BlegateServer: Sendable {
             .init(service: client),
             .init(service: http, successTerminationBehavior: .gracefullyShutdownGroup, failureTerminationBehavior: .gracefullyShutdownGroup),
         ]
+        if let readClient { services.append(.init(service: readClient)) }
         if let address = configuration.metrics {
             let listener = MetricsListener(
                 registry: metrics.registry, host: address.host, port: address.port, bound: metricsBound ?? BoundPort(), logger: logger,
@@ -190,7 +198,8 @@ public final class BlegateServer: Sendable {
                                            metrics: server.metrics),
                 host: c.host, port: c.port, serverName: "blegate-server", bound: started ?? BoundPort(), logger: server.logger,
                 onListening: { [logger = server.logger] port in
-                    logger.info("blegate-server listening on \(c.host):\(port), database \(c.database)")
+                    let reads = c.readDatabase.map { ", reads from \($0)" } ?? ""
+                    logger.info("blegate-server listening on \(c.host):\(port), database \(c.database)\(reads)")
                 }
             ).run()
         }

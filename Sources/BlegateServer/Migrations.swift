@@ -4,10 +4,9 @@ import PostgresNIO
 
 /// The schema, as numbered steps applied in order and recorded in `schema_migrations`.
 /// A step is never edited once shipped; a change is a new step. Each step runs in its own
-/// transaction, and the whole run holds an advisory lock, so instances starting together
-/// apply each step once.
+/// transaction under an advisory lock, so instances starting together apply each step once.
 enum Migrations {
-    /// `pg_advisory_lock` key: "blegate" in ASCII.
+    /// `pg_advisory_xact_lock` key: "blegate" in ASCII.
     static let lockKey: Int64 = 0x626C_6567_6174_65
 
     static let steps: [(version: Int, name: String, statements: [String])] = [
@@ -247,41 +246,45 @@ enum Migrations {
     ]
 
     /// Applies the steps not yet recorded; returns the versions it applied.
+    ///
+    /// Each step's transaction takes a transaction-level advisory lock and looks again
+    /// whether the step is recorded: instances starting together apply it once, and the
+    /// lock never outlives its transaction, so it works through PgBouncer in transaction
+    /// mode (where a session lock would stay on whichever server connection took it).
     @discardableResult
     static func run(on client: PostgresClient, through last: Int = .max, logger: Logger) async throws -> [Int] {
         try await client.withConnection { connection in
-            _ = try await connection.query("SELECT pg_advisory_lock(\(lockKey))", logger: logger)
-            do {
-                let applied = try await apply(on: connection, through: last, logger: logger)
-                _ = try await connection.query("SELECT pg_advisory_unlock(\(lockKey))", logger: logger)
-                return applied
-            } catch {
-                _ = try? await connection.query("SELECT pg_advisory_unlock(\(lockKey))", logger: logger)
-                throw error
-            }
-        }
-    }
-
-    private static func apply(on connection: PostgresConnection, through last: Int, logger: Logger) async throws -> [Int] {
-        _ = try await connection.query("""
-            CREATE TABLE IF NOT EXISTS schema_migrations (
-                version int PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())
-            """, logger: logger)
-        var done: Set<Int> = []
-        for try await v in try await connection.query("SELECT version FROM schema_migrations", logger: logger).decode(Int.self) {
-            done.insert(v)
-        }
-        var applied: [Int] = []
-        for step in steps where !done.contains(step.version) && step.version <= last {
-            try await connection.withTransaction(logger: logger) { c in
-                for sql in step.statements {
-                    _ = try await c.query(PostgresQuery(unsafeSQL: sql), logger: logger)
+            let done = try await connection.withTransaction(logger: logger) { c -> Set<Int> in
+                _ = try await c.query("SELECT pg_advisory_xact_lock(\(lockKey))", logger: logger)
+                _ = try await c.query("""
+                    CREATE TABLE IF NOT EXISTS schema_migrations (
+                        version int PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())
+                    """, logger: logger)
+                var done: Set<Int> = []
+                for try await v in try await c.query("SELECT version FROM schema_migrations", logger: logger).decode(Int.self) {
+                    done.insert(v)
                 }
-                _ = try await c.query("INSERT INTO schema_migrations (version, name) VALUES (\(step.version), \(step.name))", logger: logger)
+                return done
             }
-            logger.info("applied migration \(step.version): \(step.name)")
-            applied.append(step.version)
+            var applied: [Int] = []
+            for step in steps where !done.contains(step.version) && step.version <= last {
+                let ran = try await connection.withTransaction(logger: logger) { c -> Bool in
+                    _ = try await c.query("SELECT pg_advisory_xact_lock(\(lockKey))", logger: logger)
+                    // Another instance may have applied it while this one waited for the lock.
+                    for try await _ in try await c.query("SELECT 1 FROM schema_migrations WHERE version = \(step.version)", logger: logger) {
+                        return false
+                    }
+                    for sql in step.statements {
+                        _ = try await c.query(PostgresQuery(unsafeSQL: sql), logger: logger)
+                    }
+                    _ = try await c.query("INSERT INTO schema_migrations (version, name) VALUES (\(step.version), \(step.name))", logger: logger)
+                    return true
+                }
+                guard ran else { continue }
+                logger.info("applied migration \(step.version): \(step.name)")
+                applied.append(step.version)
+            }
+            return applied
         }
-        return applied
     }
 }

@@ -6,7 +6,7 @@ extension ServerStore {
     /// and merged workouts (named by their id), each with the straps whose latest pairing
     /// or assignment is theirs; by name. One query whatever the number of members.
     public func members(clientID: String? = nil) async throws -> [Member] {
-        let rows = try await database.query("""
+        let rows = try await reads.query("""
             WITH known AS (
                 SELECT client_id FROM members
                 UNION SELECT client_id FROM pairing_codes WHERE client_id IS NOT NULL
@@ -55,11 +55,11 @@ extension ServerStore {
             guard !(try await isMember(id)), try await insert(blank, id: id) else {
                 throw AdminError(description: "member \(id) already exists; change it with `member set \(id)`")
             }
-            return try await member(id) ?? blank
+            return try await primary.member(id) ?? blank
         }
         for _ in 0..<10 {
             let id = Self.newClientID()
-            if try await insert(blank, id: id) { return try await member(id) ?? blank }
+            if try await insert(blank, id: id) { return try await primary.member(id) ?? blank }
         }
         throw AdminError(description: "could not find a free member id")
     }
@@ -87,7 +87,7 @@ extension ServerStore {
     /// checked against it, so two edits of the maximum and the resting rate at once cannot
     /// leave the resting rate above the maximum.
     public func updateMember(_ clientID: String, _ changes: MemberChanges) async throws -> Member? {
-        guard let current = try await member(clientID) else { return nil }
+        guard let current = try await primary.member(clientID) else { return nil }
         _ = try changes.applied(to: current)
         // PostgresNIO wraps what a transaction's body throws, so a problem found under the
         // lock is returned and thrown after the commit (which then wrote nothing but the
@@ -113,7 +113,7 @@ extension ServerStore {
             return nil
         }
         if let problem { throw problem }
-        return try await member(clientID)
+        return try await primary.member(clientID)
     }
 
     /// Whether an id is a member's: a row, a pairing code made for it, or a merged workout.

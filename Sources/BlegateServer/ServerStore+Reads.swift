@@ -40,7 +40,7 @@ extension ServerStore {
     func workouts(clientID: String, limit: Int, after cursor: Cursor?) async throws -> Page<MergedWorkout> {
         let farFuture = Cursor(time: "9999-12-31T00:00:00.000Z", id: "ffffffff-ffff-ffff-ffff-ffffffffffff")
         let c = cursor ?? farFuture
-        let rows = try await database.query("""
+        let rows = try await reads.query("""
             SELECT id::text, \(unescaped: Self.iso("start_time")), body::text FROM merged_workouts
             WHERE client_id = \(clientID) AND (start_time, id) < (\(c.time)::timestamptz, \(c.id)::uuid)
             ORDER BY start_time DESC, id DESC LIMIT \(limit + 1)
@@ -66,7 +66,7 @@ extension ServerStore {
     /// A member's heart rate, oldest first, between `from` and `to` (ISO 8601, optional).
     func heartRate(clientID: String, from: String?, to: String?, limit: Int, after cursor: Cursor?) async throws -> Page<HeartRatePoint> {
         let c = cursor ?? Cursor(time: from ?? "1970-01-01T00:00:00.000Z", id: "00000000-0000-0000-0000-000000000000")
-        let rows = try await database.query("""
+        let rows = try await reads.query("""
             SELECT id::text, \(unescaped: Self.iso("ts")), hr::float8, device_id, gateway_id FROM records
             WHERE client_id = \(clientID) AND hr IS NOT NULL
               AND (ts, id) > (\(c.time)::timestamptz, \(c.id)::uuid)
@@ -85,7 +85,7 @@ extension ServerStore {
 
     /// Each member's number of merged workouts and the start of the last (Unix seconds).
     func workoutActivity() async throws -> [String: (workouts: Int, last: Double)] {
-        let rows = try await database.query("""
+        let rows = try await reads.query("""
             SELECT client_id, count(*)::int8, extract(epoch FROM max(start_time))::float8 FROM merged_workouts GROUP BY client_id
             """, logger: logger)
         var out: [String: (workouts: Int, last: Double)] = [:]
@@ -112,7 +112,7 @@ extension ServerStore {
     /// The last classes, from the workouts as sent (not the merged ones), so a strap no
     /// member wore is counted too, by its address.
     func lastClasses(limit: Int = 20) async throws -> [ClassInfo] {
-        let rows = try await database.query("""
+        let rows = try await reads.query("""
             SELECT class_name, extract(epoch FROM hour)::int8, extract(epoch FROM min(start_time))::float8,
                    count(DISTINCT coalesce(client_id, 'device:' || upper(body->>'device_id')))::int8,
                    coalesce(avg((body->>'avg_heart_rate')::float8), 0), string_agg(DISTINCT gateway_id, ' ')
@@ -140,7 +140,7 @@ extension ServerStore {
     /// Everyone in the class `name` that started in the UTC hour `hour` (Unix seconds):
     /// a member's merged workout (the longest when sent several), else the strap's own.
     func classPeople(name: String, hour: Int64) async throws -> [ClassPerson] {
-        let rows = try await database.query("""
+        let rows = try await reads.query("""
             SELECT w.client_id, upper(w.body->>'device_id'), coalesce(m.body, w.body)::text,
                    extract(epoch FROM coalesce(m.start_time, w.start_time))::float8,
                    extract(epoch FROM coalesce(m.end_time, w.end_time))::float8
@@ -170,7 +170,7 @@ extension ServerStore {
     /// Heart rates heard from `devices` (upper case) between two Unix times, oldest first.
     func heartRates(devices: [String], from start: Double, to end: Double) async throws -> [String: [(time: Double, hr: Double)]] {
         guard !devices.isEmpty else { return [:] }
-        let rows = try await database.query("""
+        let rows = try await reads.query("""
             SELECT upper(device_id), extract(epoch FROM ts)::float8, hr::float8 FROM records
             WHERE ts >= to_timestamp(\(start)) AND ts <= to_timestamp(\(end)) AND hr IS NOT NULL
               AND upper(device_id) = ANY(\(devices)::text[])
@@ -184,7 +184,7 @@ extension ServerStore {
     /// A member's merged workouts for their page, newest first: start (Unix seconds), the
     /// hour key of its class, and the workout.
     func memberWorkouts(clientID: String, limit: Int = 200) async throws -> [(start: Double, hour: Int64, workout: ContractValue)] {
-        let rows = try await database.query("""
+        let rows = try await reads.query("""
             SELECT extract(epoch FROM start_time)::float8, extract(epoch FROM date_trunc('hour', start_time))::int8, body::text
             FROM merged_workouts WHERE client_id = \(clientID) ORDER BY start_time DESC, id DESC LIMIT \(limit)
             """, logger: logger)

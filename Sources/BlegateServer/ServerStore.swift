@@ -9,14 +9,28 @@ public struct ServerStore: Sendable {
     let logger: Logger
     /// Where batches are counted and connections measured; nil counts nothing.
     let metrics: ServerMetrics?
-    /// Every query and transaction takes its connection here.
+    /// Every write, and every read a write depends on, takes its connection here.
     let database: ServerDatabase
+    /// Reads for people (the staff page, member reads, the CSV, the gateway list): the read
+    /// replica when one is configured (`--read-database-url`), else the primary. A replica
+    /// may lag the primary by its replay delay, so nothing that decides a write reads here.
+    private(set) var reads: ServerDatabase
 
-    public init(client: PostgresClient, logger: Logger, metrics: ServerMetrics? = nil) {
+    /// - Parameter readClient: a streaming standby's pool for `reads`; nil reads the primary.
+    public init(client: PostgresClient, readClient: PostgresClient? = nil, logger: Logger, metrics: ServerMetrics? = nil) {
         self.client = client
         self.logger = logger
         self.metrics = metrics
         self.database = ServerDatabase(client: client, metrics: metrics)
+        self.reads = readClient.map { ServerDatabase(client: $0, metrics: metrics) } ?? database
+    }
+
+    /// This store reading the primary: for a page shown right after its own write (a new
+    /// member, a saved profile, a new pairing code), which a lagging replica may not hold yet.
+    var primary: ServerStore {
+        var s = self
+        s.reads = database
+        return s
     }
 
     /// `to_char` pattern for the contract's timestamps (UTC, milliseconds).
@@ -107,7 +121,7 @@ public struct ServerStore: Sendable {
     }
 
     public func gateways() async throws -> [GatewayInfo] {
-        let rows = try await database.query("""
+        let rows = try await reads.query("""
             SELECT id, revoked_at IS NOT NULL, \(unescaped: Self.iso("last_contact")), extract(epoch FROM last_contact)::float8,
                    extract(epoch FROM now() - last_contact)::float8, outbox_depth, version, requests, address
             FROM gateways ORDER BY id
@@ -221,7 +235,7 @@ public struct ServerStore: Sendable {
     }
 
     public func pairingCodes(limit: Int = 50) async throws -> [PairingCodeInfo] {
-        let rows = try await database.query("""
+        let rows = try await reads.query("""
             SELECT code, client_id, \(unescaped: Self.iso("expires_at")),
                    CASE WHEN used_at IS NOT NULL THEN 'used' WHEN expires_at <= now() THEN 'expired' ELSE 'open' END,
                    device_address

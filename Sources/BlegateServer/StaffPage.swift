@@ -128,6 +128,8 @@ struct StaffPage {
     }
 
     private func page(newCode: String?, problem: String? = nil) async throws -> String {
+        // Right after making a code, the primary: a lagging replica may not hold it yet.
+        let store = newCode == nil ? self.store : self.store.primary
         let members = try await store.members()
         let activity = try await store.workoutActivity()
         let codes = try await store.pairingCodes()
@@ -236,6 +238,8 @@ struct StaffPage {
 
     /// `/staff/members/{client_id}`: the profile form and the member's workouts.
     private func memberPage(_ id: String, status: Int, problem: String? = nil, note: String? = nil) async throws -> Response {
+        // A page after a save or an add reads the primary, which holds what was just written.
+        let store = note == nil ? self.store : self.store.primary
         guard let m = try await store.member(id) else {
             return html(404, Self.document(title: "No member \(id)", body: "<p><a href=\"/staff\">Back to the staff page</a></p>"))
         }

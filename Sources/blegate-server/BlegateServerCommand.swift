@@ -56,6 +56,9 @@ struct Serve: AsyncParsableCommand {
     @Option(name: .customLong("metrics-listen"),
             help: "host:port to serve Prometheus's /metrics on, a listener of its own (\"\" serves none)")
     var metricsListen = "127.0.0.1:9465"
+    @Option(name: .customLong("read-database-url"),
+            help: "A streaming standby of the database for the staff page, member reads and the CSV (default: $BLEGATE_READ_DATABASE_URL, else the database itself)")
+    var readDatabaseURL: String?
     @Option(name: .customLong("time-zone"),
             help: "The gym's time zone for the staff page, Area/City (default: $TZ, else /etc/localtime)")
     var timeZone: String?
@@ -80,9 +83,15 @@ struct Serve: AsyncParsableCommand {
             zone = .system()
         }
         let url = try database.url()
-        // Why the database is out of reach, at once, rather than the pool's retries.
+        var readURL: DatabaseURL?
+        if let text = readDatabaseURL ?? ProcessInfoLite.environment("BLEGATE_READ_DATABASE_URL"), !text.isEmpty {
+            do { readURL = try DatabaseURL(text) } catch { throw ValidationError("--read-database-url: \(error)") }
+        }
+        // Why a database is out of reach, at once, rather than the pool's retries.
         try await url.probe(logger: logger)
-        let server = BlegateServer(.init(host: String(listen[..<colon]), port: port, database: url, timeZone: zone, metrics: metrics),
+        try await readURL?.probe(logger: logger)
+        let server = BlegateServer(.init(host: String(listen[..<colon]), port: port, database: url, timeZone: zone, metrics: metrics,
+                                         readDatabase: readURL),
                                    logger: logger)
         try await server.run()
     }

@@ -1,0 +1,124 @@
+// SPDX-License-Identifier: MIT
+import BlegateServer
+import BlegateTestSupport
+import Foundation
+
+/// A free TCP port on 127.0.0.1 (bound, read back, released) for a process that needs
+/// its port in a configuration file before it starts.
+func freeLoopbackPort() throws -> Int {
+    let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    guard fd >= 0 else { throw TestSupportError("socket: \(errno)") }
+    defer { close(fd) }
+    var address = sockaddr_in()
+    address.sin_family = sa_family_t(AF_INET)
+    address.sin_addr.s_addr = inet_addr("127.0.0.1")
+    address.sin_port = 0
+    var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+    let bound = withUnsafeMutablePointer(to: &address) { p in
+        p.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0 }
+    }
+    guard bound else { throw TestSupportError("bind: \(errno)") }
+    return Int(UInt16(bigEndian: address.sin_port))
+}
+
+/// Debian's PgBouncer in transaction mode on 127.0.0.1, in front of the test cluster's
+/// unix socket: every database name maps to the same name there, trust authentication.
+/// As root it runs as `postgres` (PgBouncer refuses root), exec'd by setpriv so the pid
+/// is PgBouncer's own.
+struct PgBouncerProcess {
+    let process: BackgroundProcess
+    let port: Int
+
+    static func start(socketDirectory: String) async throws -> PgBouncerProcess {
+        let binary = "/usr/sbin/pgbouncer"
+        guard FileManager.default.isExecutableFile(atPath: binary) else {
+            throw TestSupportError("no \(binary): install pgbouncer (scripts/setup.sh with BLEGATE_SETUP_TESTS=1)")
+        }
+        let dir = try makeTemporaryDirectory("blegate-pgbouncer")
+        let port = try freeLoopbackPort()
+        try """
+            [databases]
+            * = host=\(socketDirectory) port=5432
+            [pgbouncer]
+            listen_addr = 127.0.0.1
+            listen_port = \(port)
+            unix_socket_dir =
+            auth_type = trust
+            auth_file = \(dir)/users.txt
+            pool_mode = transaction
+            max_client_conn = 400
+            default_pool_size = 20
+            """.write(toFile: dir + "/pgbouncer.ini", atomically: true, encoding: .utf8)
+        try "\"postgres\" \"\"\n".write(toFile: dir + "/users.txt", atomically: true, encoding: .utf8)
+        let asPostgres = getuid() == 0 ? "setpriv --reuid=postgres --regid=postgres --init-groups " : ""
+        if getuid() == 0 { _ = await shell("chown -R postgres: '\(dir)'") }
+        let process = try await BackgroundProcess.start("exec \(asPostgres)\(binary) '\(dir)/pgbouncer.ini'")
+        guard await process.waitForStderr("process up", timeout: 30) || process.stdout.contains("process up") else {
+            throw TestSupportError("pgbouncer did not start: \(process.stdout) \(process.stderr)")
+        }
+        return PgBouncerProcess(process: process, port: port)
+    }
+
+    /// `database` reached through this PgBouncer instead of its socket.
+    func url(for database: DatabaseURL) throws -> DatabaseURL {
+        try DatabaseURL("postgres://\(database.user)@127.0.0.1:\(port)/\(database.database)?sslmode=disable")
+    }
+}
+
+/// Debian's HAProxy on 127.0.0.1 balancing HTTP round-robin over blegate-server instances,
+/// each checked with `GET /healthz` every 500 ms (down after 2 failures, up after 2
+/// passes), and a statistics page (`/stats;csv`) the test reads instances' states from.
+struct HAProxyProcess {
+    let process: BackgroundProcess
+    let port: Int
+    let statsPort: Int
+
+    static func start(backends: [Int]) async throws -> HAProxyProcess {
+        let binary = "/usr/sbin/haproxy"
+        guard FileManager.default.isExecutableFile(atPath: binary) else {
+            throw TestSupportError("no \(binary): install haproxy (scripts/setup.sh with BLEGATE_SETUP_TESTS=1)")
+        }
+        let dir = try makeTemporaryDirectory("blegate-haproxy")
+        let port = try freeLoopbackPort(), statsPort = try freeLoopbackPort()
+        let servers = backends.enumerated().map { "    server s\($0.offset + 1) 127.0.0.1:\($0.element) check" }
+        try ([
+            "global", "    maxconn 2000",
+            "defaults", "    mode http", "    timeout connect 2s", "    timeout client 60s", "    timeout server 30s",
+            "    retries 3", "    option redispatch", "    retry-on conn-failure empty-response",
+            "frontend api", "    bind 127.0.0.1:\(port)", "    default_backend blegate_server",
+            "backend blegate_server", "    balance roundrobin", "    option httpchk GET /healthz", "    http-check expect status 200",
+            "    default-server inter 500ms fall 2 rise 2",
+        ] + servers + [
+            "listen stats", "    bind 127.0.0.1:\(statsPort)", "    stats enable", "    stats uri /stats",
+        ]).joined(separator: "\n").appending("\n").write(toFile: dir + "/haproxy.cfg", atomically: true, encoding: .utf8)
+        let process = try await BackgroundProcess.start("exec \(binary) -db -f '\(dir)/haproxy.cfg'")
+        let h = HAProxyProcess(process: process, port: port, statsPort: statsPort)
+        guard await eventually(timeout: 30, { (try? await h.servers())?.count == backends.count }) else {
+            throw TestSupportError("haproxy did not start: \(process.stdout) \(process.stderr)")
+        }
+        return h
+    }
+
+    /// Each instance's state (`UP`, `DOWN`, …) and the requests it was sent, by name (s1, s2, …).
+    func servers() async throws -> [String: (status: String, sessions: Int)] {
+        let (out, code) = await shell("curl -sf 'http://127.0.0.1:\(statsPort)/stats;csv'")
+        guard code == 0 else { throw TestSupportError("haproxy stats: \(out)") }
+        let lines = out.split(separator: "\n").map { $0.split(separator: ",", omittingEmptySubsequences: false).map(String.init) }
+        guard let header = lines.first, let name = header.firstIndex(of: "svname"), let status = header.firstIndex(of: "status"),
+              let total = header.firstIndex(of: "stot"), let proxy = header.firstIndex(of: "# pxname") else { return [:] }
+        var found: [String: (String, Int)] = [:]
+        for l in lines.dropFirst() where l.count > max(name, status, total) && l[proxy] == "blegate_server" && l[name].hasPrefix("s") {
+            found[l[name]] = (l[status], Int(l[total]) ?? 0)
+        }
+        return found
+    }
+}
+
+func makeTemporaryDirectory(_ prefix: String) throws -> String {
+    var template = Array("/tmp/\(prefix).XXXXXX".utf8CString)
+    guard let d = template.withUnsafeMutableBufferPointer({ mkdtemp($0.baseAddress!) }).map({ String(cString: $0) }) else {
+        throw TestSupportError("mkdtemp failed")
+    }
+    chmod(d, 0o755)
+    return d
+}
