@@ -14,7 +14,12 @@ public struct NotificationLimits: Sendable, Equatable {
     /// beats at most about 5 times a second, and straps notify once a second or per beat.
     /// nil: no limit (`blegate stream` measuring a simulator at thousands a second).
     public var maxRate: Double? = 5
-    public var burst = 10.0
+    /// Values a strap sent at its own pace can arrive together: bluetoothd or the
+    /// controller held them while the machine stalled (on the real bluetoothd in the
+    /// realbluez VM, stalls of tens of seconds cut 10 to 42 values a strap out of 240 with a
+    /// burst of 10). The bucket holds up to 2 minutes of a once-a-second strap after a
+    /// silence; a device sending faster than `maxRate` for longer is still cut to it.
+    public var burst = 120.0
     /// While a device keeps exceeding a limit, how often the journal hears of it again.
     public var reportEvery = 60.0
 

@@ -26,7 +26,7 @@ struct RatePacingTests {
         }
     }
 
-    @Test("a minute of 1 Hz values handed over at once (a held-up reader) is all admitted; 100 Hz is cut to the burst")
+    @Test("a minute of 1 Hz values handed over at once (a held-up reader) is all admitted; 100 Hz is cut to the burst and 5 a second")
     func backlogIsNotAFlood() {
         let sink = Counting()
         let pipeline = RecordPipeline(sink: sink, hrv: HRVEngineConfiguration())
@@ -37,13 +37,13 @@ struct RatePacingTests {
         #expect(pipeline.counters(deviceID: "backlog").tooFast == 0)
         #expect(pipeline.counters(deviceID: "backlog").heartRate == 60)
 
-        // A device that really sent 100 a second: the burst (10) and the refill over the
-        // 0.29 s it took (5 a second: one more token) get through, the rest are counted.
-        feed(pipeline, "flood", count: 30, from: start, every: 10)
+        // A device that really sent 100 a second: the burst (120) and the refill over the
+        // 2.99 s it took (5 a second: 14 more tokens) get through, the rest are counted.
+        feed(pipeline, "flood", count: 300, from: start, every: 10)
         let flood = pipeline.counters(deviceID: "flood")
-        #expect(flood.heartRate == 11, "\(flood)")
-        #expect(flood.tooFast == 19, "\(flood)")
+        #expect(flood.heartRate == 134, "\(flood)")
+        #expect(flood.tooFast == 166, "\(flood)")
         #expect(flood.flag?.contains("faster than a heart beats") == true)
-        #expect(sink.heartRates.withLock { $0 } == 71)
+        #expect(sink.heartRates.withLock { $0 } == 194)
     }
 }
