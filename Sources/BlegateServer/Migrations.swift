@@ -243,6 +243,116 @@ enum Migrations {
         (5, "gateway addresses", [
             "ALTER TABLE gateways ADD COLUMN address text",
         ]),
+        // A strap's heart rate as one row per device, source and UTC minute (docs/server.md,
+        // "Storage"): the minute's records as parallel arrays, so a stored second costs tens of
+        // bytes instead of a row, a key and a claim of its own. A record's id, time, heart
+        // rate, member and gateway each have an array; the rest of its JSON as sent is a
+        // jsonb element without what those arrays hold. The second claims are the
+        // minute's own records: a second belongs to the gateway of the records already in
+        // it. The row is the unit of locking, so two gateways writing one strap's minute at
+        // once take turns. `records` and `record_seconds` stay, as views, for ad hoc SQL.
+        (6, "records as one row per strap and minute", [
+            // What of a record's JSON the arrays do not hold: without the id (unless sent in
+            // upper case), device, source, the timestamp when it reads back the same, and
+            // metrics.hr when its float4 reads back the same. One expression, so PostgreSQL
+            // inlines it instead of calling a function per record.
+            """
+            CREATE FUNCTION blegate_record_rest(body jsonb, id uuid, ts timestamptz, hr real) RETURNS jsonb
+            LANGUAGE sql STABLE PARALLEL SAFE AS $$
+                SELECT (body - 'device_id' - 'source'
+                        - CASE WHEN body ->> 'id' = id::text THEN 'id' ELSE '' END
+                        - CASE WHEN body ->> 'timestamp' = to_char(ts AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')
+                               THEN 'timestamp' ELSE '' END)
+                       #- CASE WHEN hr IS NOT NULL AND (body -> 'metrics' -> 'hr')::text = to_jsonb(hr)::text
+                               THEN '{metrics,hr}'::text[] ELSE '{}'::text[] END
+            $$
+            """,
+            // The record's JSON as sent, from the arrays and its rest.
+            """
+            CREATE FUNCTION blegate_record_body(rest jsonb, id uuid, device text, source text, ts timestamptz, hr real) RETURNS jsonb
+            LANGUAGE sql STABLE PARALLEL SAFE AS $$
+                SELECT CASE WHEN hr IS NOT NULL AND NOT coalesce(rest -> 'metrics' ? 'hr', true)
+                            THEN jsonb_set(rest, '{metrics,hr}', to_jsonb(hr)) ELSE rest END
+                       || jsonb_build_object('id', coalesce(rest -> 'id', to_jsonb(id)), 'device_id', device, 'source', source,
+                                             'timestamp', coalesce(rest -> 'timestamp',
+                                                 to_jsonb(to_char(ts AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'))))
+            $$
+            """,
+            """
+            CREATE TABLE record_minutes (
+                device_id text NOT NULL,
+                source text NOT NULL,
+                minute timestamptz NOT NULL,
+                members text[] NOT NULL DEFAULT '{}',
+                ids uuid[] NOT NULL DEFAULT '{}',
+                micros int4[] NOT NULL DEFAULT '{}',
+                hrs real[] NOT NULL DEFAULT '{}',
+                clients text[] COMPRESSION lz4 NOT NULL DEFAULT '{}',
+                gateways text[] COMPRESSION lz4 NOT NULL DEFAULT '{}',
+                rest jsonb[] COMPRESSION lz4 NOT NULL DEFAULT '{}',
+                PRIMARY KEY (device_id, source, minute)
+            ) PARTITION BY RANGE (minute)
+            """,
+            // Without GIN's pending list: flushing it falls on whichever batch fills it, a
+            // latency spike; each minute row adds its members once.
+            "CREATE INDEX record_minutes_members ON record_minutes USING gin (members) WITH (fastupdate = off)",
+            "CREATE INDEX record_minutes_minute ON record_minutes USING brin (minute)",
+            // A minute's row is rewritten by each batch of its records (about 12 times at
+            // a 5 s interval): its month is vacuumed as soon as 2% of its rows are dead, so
+            // the next batches reuse the space (without, the table grows about fivefold).
+            """
+            CREATE OR REPLACE FUNCTION blegate_month_partition(parent text, instant timestamptz) RETURNS text
+            LANGUAGE plpgsql AS $$
+            DECLARE
+                m timestamp := date_trunc('month', instant AT TIME ZONE 'UTC');
+                part text := parent || '_' || to_char(m, 'YYYY_MM');
+            BEGIN
+                IF to_regclass(quote_ident(part)) IS NULL THEN
+                    PERFORM pg_advisory_xact_lock(hashtextextended(part, 0));
+                    BEGIN
+                        EXECUTE format('CREATE TABLE IF NOT EXISTS %I PARTITION OF %I FOR VALUES FROM (%L) TO (%L) %s',
+                                       part, parent, m AT TIME ZONE 'UTC', (m + interval '1 month') AT TIME ZONE 'UTC',
+                                       CASE WHEN parent = 'record_minutes' THEN
+                                           'WITH (autovacuum_vacuum_scale_factor = 0.02, autovacuum_vacuum_threshold = 500, '
+                                           || 'toast.autovacuum_vacuum_scale_factor = 0.02, toast.autovacuum_vacuum_threshold = 500)'
+                                       ELSE '' END);
+                    EXCEPTION WHEN duplicate_table OR unique_violation THEN
+                        NULL;
+                    END;
+                END IF;
+                RETURN part;
+            END
+            $$
+            """,
+            """
+            SELECT blegate_month_partition('record_minutes', m)
+            FROM (SELECT DISTINCT date_trunc('month', ts AT TIME ZONE 'UTC') AT TIME ZONE 'UTC' AS m FROM records) AS months
+            """,
+            """
+            INSERT INTO record_minutes (device_id, source, minute, members, ids, micros, hrs, clients, gateways, rest)
+            SELECT device_id, source, date_trunc('minute', ts, 'UTC'),
+                   coalesce(array_agg(DISTINCT client_id) FILTER (WHERE client_id IS NOT NULL), '{}'),
+                   array_agg(id ORDER BY ts, id),
+                   array_agg((extract(epoch FROM ts - date_trunc('minute', ts, 'UTC')) * 1000000)::int4 ORDER BY ts, id),
+                   array_agg(hr ORDER BY ts, id), array_agg(client_id ORDER BY ts, id), array_agg(gateway_id ORDER BY ts, id),
+                   array_agg(blegate_record_rest(body, id, ts, hr) ORDER BY ts, id)
+            FROM records GROUP BY 1, 2, 3
+            """,
+            "DROP TABLE records",
+            "DROP TABLE record_seconds",
+            """
+            CREATE VIEW records AS
+            SELECT e.id, e.gateway_id, e.client_id, m.device_id, m.source, t.ts, e.hr,
+                   blegate_record_body(e.rest, e.id, m.device_id, m.source, t.ts, e.hr) AS body
+            FROM record_minutes m
+            CROSS JOIN LATERAL unnest(m.ids, m.micros, m.hrs, m.clients, m.gateways, m.rest) AS e(id, micros, hr, client_id, gateway_id, rest)
+            CROSS JOIN LATERAL (SELECT m.minute + e.micros * interval '1 microsecond' AS ts) AS t
+            """,
+            """
+            CREATE VIEW record_seconds AS
+            SELECT DISTINCT device_id, source, date_trunc('second', ts) AS second, gateway_id FROM records
+            """,
+        ]),
     ]
 
     /// Applies the steps not yet recorded; returns the versions it applied.

@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: MIT
 import PostgresNIO
 
-/// The monthly partitions of `records` and `record_seconds` (migration 2): which exist, and
-/// retention, which drops a whole month at once instead of deleting its rows one by one.
+/// The monthly partitions of `record_minutes` (migration 6): which exist, and retention,
+/// which drops a whole month at once instead of deleting its rows one by one.
 extension ServerStore {
     public enum PartitionedTable: String, Sendable, CaseIterable {
-        case records
-        case recordSeconds = "record_seconds"
+        /// Records with their second claims, a row per strap and minute.
+        case records = "record_minutes"
     }
 
     public struct Partition: Sendable, Equatable {
@@ -46,10 +46,10 @@ extension ServerStore {
     }
 
     /// Retention: records of the last `recordMonths` whole months and the current one are
-    /// kept, second claims of the last `claimMonths` and the current one. `now` is the
-    /// current time (ISO 8601; the database's clock when nil).
-    public func applyRetention(recordMonths: Int, claimMonths: Int, now: String? = nil) async throws -> [Partition] {
-        guard recordMonths >= 0, claimMonths >= 0 else { throw AdminError(description: "months to keep must not be negative") }
+    /// kept, with their seconds' claims, which live in the same rows. `now` is the current
+    /// time (ISO 8601; the database's clock when nil).
+    public func applyRetention(recordMonths: Int, now: String? = nil) async throws -> [Partition] {
+        guard recordMonths >= 0 else { throw AdminError(description: "months to keep must not be negative") }
         func cutoff(_ months: Int) async throws -> String {
             var month = ""
             for try await m in try await database.query("""
@@ -58,12 +58,10 @@ extension ServerStore {
                 """, logger: logger).decode(String.self) { month = m }
             return month
         }
-        let records = try await dropPartitions(of: .records, before: try await cutoff(recordMonths))
-        let claims = try await dropPartitions(of: .recordSeconds, before: try await cutoff(claimMonths))
-        return records + claims
+        return try await dropPartitions(of: .records, before: try await cutoff(recordMonths))
     }
 
-    /// `records_2026_11` → `2026-11`; nil for a table that is not one of our month partitions.
+    /// `record_minutes_2026_11` → `2026-11`; nil for a table that is not one of our month partitions.
     static func month(of name: String, in table: PartitionedTable) -> String? {
         let prefix = table.rawValue + "_"
         guard name.hasPrefix(prefix) else { return nil }

@@ -63,16 +63,29 @@ extension ServerStore {
         var gatewayID: String
     }
 
+    /// A strap minute's records as rows `e` (id, micros, hr, client_id, gateway_id) of its
+    /// row `m`, each at time `t.ts`.
+    static let minuteRecords = """
+        record_minutes m
+        CROSS JOIN LATERAL unnest(m.ids, m.micros, m.hrs, m.clients, m.gateways) AS e(id, micros, hr, client_id, gateway_id)
+        CROSS JOIN LATERAL (SELECT m.minute + e.micros * interval '1 microsecond' AS ts) AS t
+        """
+
     /// A member's heart rate, oldest first, between `from` and `to` (ISO 8601, optional).
+    /// The minutes holding the member (`record_minutes_members`) from the cursor's minute on.
     func heartRate(clientID: String, from: String?, to: String?, limit: Int, after cursor: Cursor?) async throws -> Page<HeartRatePoint> {
         let c = cursor ?? Cursor(time: from ?? "1970-01-01T00:00:00.000Z", id: "00000000-0000-0000-0000-000000000000")
         let rows = try await reads.query("""
-            SELECT id::text, \(unescaped: Self.iso("ts")), hr::float8, device_id, gateway_id FROM records
-            WHERE client_id = \(clientID) AND hr IS NOT NULL
-              AND (ts, id) > (\(c.time)::timestamptz, \(c.id)::uuid)
-              AND (\(from)::timestamptz IS NULL OR ts >= \(from)::timestamptz)
-              AND (\(to)::timestamptz IS NULL OR ts < \(to)::timestamptz)
-            ORDER BY ts, id LIMIT \(limit + 1)
+            SELECT e.id::text, \(unescaped: Self.iso("t.ts")), e.hr::float8, m.device_id, e.gateway_id
+            FROM \(unescaped: Self.minuteRecords)
+            WHERE m.members @> ARRAY[\(clientID)::text]
+              AND m.minute >= date_trunc('minute', \(c.time)::timestamptz, 'UTC')
+              AND (\(to)::timestamptz IS NULL OR m.minute < \(to)::timestamptz)
+              AND e.client_id = \(clientID) AND e.hr IS NOT NULL
+              AND (t.ts, e.id) > (\(c.time)::timestamptz, \(c.id)::uuid)
+              AND (\(from)::timestamptz IS NULL OR t.ts >= \(from)::timestamptz)
+              AND (\(to)::timestamptz IS NULL OR t.ts < \(to)::timestamptz)
+            ORDER BY t.ts, e.id LIMIT \(limit + 1)
             """, logger: logger)
         var items: [HeartRatePoint] = []
         for try await (id, t, hr, d, g) in rows.decode((String, String, Double, String, String).self) {
@@ -171,10 +184,12 @@ extension ServerStore {
     func heartRates(devices: [String], from start: Double, to end: Double) async throws -> [String: [(time: Double, hr: Double)]] {
         guard !devices.isEmpty else { return [:] }
         let rows = try await reads.query("""
-            SELECT upper(device_id), extract(epoch FROM ts)::float8, hr::float8 FROM records
-            WHERE ts >= to_timestamp(\(start)) AND ts <= to_timestamp(\(end)) AND hr IS NOT NULL
-              AND upper(device_id) = ANY(\(devices)::text[])
-            ORDER BY ts
+            SELECT upper(m.device_id), extract(epoch FROM t.ts)::float8, e.hr::float8
+            FROM \(unescaped: Self.minuteRecords)
+            WHERE m.minute >= date_trunc('minute', to_timestamp(\(start)), 'UTC') AND m.minute <= to_timestamp(\(end))
+              AND upper(m.device_id) = ANY(\(devices)::text[])
+              AND t.ts >= to_timestamp(\(start)) AND t.ts <= to_timestamp(\(end)) AND e.hr IS NOT NULL
+            ORDER BY t.ts
             """, logger: logger)
         var out: [String: [(time: Double, hr: Double)]] = [:]
         for try await (device, time, hr) in rows.decode((String, Double, Double).self) { out[device, default: []].append((time, hr)) }
@@ -198,10 +213,13 @@ extension ServerStore {
     /// Counts for tests, the benchmark and the staff page.
     public func counts() async throws -> [String: Int] {
         var out: [String: Int] = [:]
-        for table in ["records", "samples", "workouts", "merged_workouts", "profile_metrics", "record_seconds"] {
+        for table in ["samples", "workouts", "merged_workouts", "profile_metrics", "record_minutes"] {
             for try await n in try await database.query(PostgresQuery(unsafeSQL: "SELECT count(*)::int8 FROM \(table)"), logger: logger)
                 .decode(Int.self) { out[table] = n }
         }
+        // Records are the minutes' elements.
+        for try await n in try await database.query("SELECT coalesce(sum(cardinality(ids)), 0)::int8 FROM record_minutes", logger: logger)
+            .decode(Int.self) { out["records"] = n }
         return out
     }
 }

@@ -338,23 +338,23 @@ struct Stats: AsyncParsableCommand {
 
 struct Retention: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Drop the month partitions of records and second claims older than what is kept (from cron or a timer).",
+        abstract: "Drop the month partitions of records older than what is kept (from cron or a timer).",
         discussion: """
             Keeps the current UTC month and the --record-months whole months before it of records, \
-            and the current month and the --claim-months before it of second claims (which only \
-            have to outlive what a gateway may still hold unsent). Prints each partition dropped.
+            with their seconds' claims, which live in the same rows. Prints each partition dropped.
             """)
     @OptionGroup var database: DatabaseOptions
     @Option(help: "Whole months of records to keep before the current one.") var recordMonths = 13
-    @Option(help: "Whole months of second claims to keep before the current one.") var claimMonths = 1
+    /// Accepted so existing timers keep working: claims go with their records' months.
+    @Option(help: ArgumentHelp("Ignored: second claims go with their records.", visibility: .hidden)) var claimMonths = 1
 
     func validate() throws {
         guard recordMonths >= 0, claimMonths >= 0 else { throw ValidationError("months to keep must not be negative") }
     }
 
     func run() async throws {
-        let (records, claims) = (recordMonths, claimMonths)
-        let dropped = try await database.withStore { try await $0.applyRetention(recordMonths: records, claimMonths: claims) }
+        let records = recordMonths
+        let dropped = try await database.withStore { try await $0.applyRetention(recordMonths: records) }
         for p in dropped { print("dropped \(p.name)") }
         if dropped.isEmpty { print("nothing to drop") }
     }

@@ -7,24 +7,21 @@ import Logging
 import PostgresNIO
 import Testing
 
-/// Records and their second claims are partitioned by UTC month: each record lands in its
+/// Records, with their second claims, are partitioned by UTC month: each record lands in its
 /// month's partition (made on first need, also by many requests at once), a replay stays a
 /// duplicate, retention drops a whole month, and a database from before partitioning keeps
-/// its records through the migration.
+/// its records through the migrations.
 @Suite("blegate-server: records partitioned by month")
 struct PartitionTests {
-    /// (partition, record id) of every stored record, and the partition of every claim.
-    static func placement(_ database: DatabaseURL) async throws -> (records: [String: String], claims: [String]) {
+    /// The partition of every stored record, by id.
+    static func placement(_ database: DatabaseURL) async throws -> [String: String] {
         try await PostgresFixture.withClient(database) { c in
             var records: [String: String] = [:]
-            for try await (part, id) in try await c.query("SELECT tableoid::regclass::text, id::text FROM records").decode((String, String).self) {
+            for try await (part, id) in try await c.query("SELECT tableoid::regclass::text, unnest(ids)::text FROM record_minutes")
+                .decode((String, String).self) {
                 records[id] = part
             }
-            var claims: [String] = []
-            for try await part in try await c.query("SELECT tableoid::regclass::text FROM record_seconds ORDER BY second").decode(String.self) {
-                claims.append(part)
-            }
-            return (records, claims)
+            return records
         }
     }
 
@@ -43,8 +40,7 @@ struct PartitionTests {
         let first = try await h.send("/api/v1/metrics", Make.metrics(gateway: "gw-a", records), token: token)
         #expect(first.status == 200 && first.json?["inserted"]?.intValue == 3, "\(first.body)")
         var placed = try await Self.placement(h.database)
-        #expect(placed.records == [jan: "records_2025_01", janOffset: "records_2025_01", feb: "records_2025_02"])
-        #expect(placed.claims == ["record_seconds_2025_01", "record_seconds_2025_01", "record_seconds_2025_02"])
+        #expect(placed == [jan: "record_minutes_2025_01", janOffset: "record_minutes_2025_01", feb: "record_minutes_2025_02"])
 
         // A replay meets the (id, ts) key in its month: nothing twice.
         let replay = try await h.send("/api/v1/metrics", Make.metrics(gateway: "gw-a", records), token: token, gzip: false)
@@ -56,19 +52,20 @@ struct PartitionTests {
         #expect(heardTwice.json?["duplicates"]?.intValue == 1)
 
         let names = try await h.store.partitions().map(\.name)
-        #expect(names == ["records_2025_01", "records_2025_02", "record_seconds_2025_01", "record_seconds_2025_02"])
+        #expect(names == ["record_minutes_2025_01", "record_minutes_2025_02"])
 
         // Retention on 2026-02-10 keeping 12 whole months of records: January 2025 goes as a
-        // whole, February stays; claims keep only January 2026 on, so both months go.
-        let dropped = try await h.store.applyRetention(recordMonths: 12, claimMonths: 1, now: "2026-02-10T12:00:00Z")
-        #expect(dropped.map(\.name) == ["records_2025_01", "record_seconds_2025_01", "record_seconds_2025_02"])
+        // whole, February stays.
+        let dropped = try await h.store.applyRetention(recordMonths: 12, now: "2026-02-10T12:00:00Z")
+        #expect(dropped.map(\.name) == ["record_minutes_2025_01"])
         placed = try await Self.placement(h.database)
-        #expect(placed.records == [feb: "records_2025_02"])
-        #expect(placed.claims.isEmpty)
-        #expect(try await h.store.partitions().map(\.name) == ["records_2025_02"])
-        // The kept month still refuses a replay without its claim.
+        #expect(placed == [feb: "record_minutes_2025_02"])
+        #expect(try await h.store.partitions().map(\.name) == ["record_minutes_2025_02"])
+        // The kept month still refuses a replay, and another gateway's record of its seconds.
         let late = try await h.send("/api/v1/metrics", Make.metrics(gateway: "gw-a", [records[2]]), token: token)
         #expect(late.json?["inserted"]?.intValue == 0 && late.json?["duplicates"]?.intValue == 1, "\(late.body)")
+        let stillOwned = try await h.send("/api/v1/metrics", Make.metrics(gateway: "gw-b", [Make.record(time: "2025-02-01T00:00:00.900Z")]), token: other)
+        #expect(stillOwned.json?["duplicates"]?.intValue == 1, "\(stillOwned.body)")
         await #expect(throws: ServerStore.AdminError.self) { try await h.store.dropPartitions(of: .records, before: "2025-13") }
     }
 
@@ -92,7 +89,7 @@ struct PartitionTests {
             return all
         }
         #expect(answers == Array(repeating: 5, count: 12), "\(answers)")
-        #expect(try await h.store.partitions().map(\.name) == ["records_2025_03", "record_seconds_2025_03"])
+        #expect(try await h.store.partitions().map(\.name) == ["record_minutes_2025_03"])
         #expect(try await h.store.counts()["records"] == 60)
     }
 
@@ -107,14 +104,14 @@ struct PartitionTests {
         let now = format.string(from: Date())
         let records = [Make.record(time: "2024-06-15T10:00:00.000Z"), Make.record(time: now)]
         #expect(try await h.send("/api/v1/metrics", Make.metrics(gateway: "gw-a", records), token: token).json?["inserted"]?.intValue == 2)
-        let thisMonth = "records_" + now.prefix(7).replacingOccurrences(of: "-", with: "_")
+        let thisMonth = "record_minutes_" + now.prefix(7).replacingOccurrences(of: "-", with: "_")
 
         let command = "'\(ServerProcess.binary)' retention --database-url '\(h.database)'"
         let refused = await shell(command + " --record-months=-1 2>&1")
         #expect(refused.status != 0 && refused.out.contains("must not be negative"), "\(refused.out)")
         let run = await shell(command + " --record-months 13 --claim-months 1 2>&1")
         #expect(run.status == 0, "\(run.out)")
-        #expect(run.out.split(separator: "\n").filter { $0.hasPrefix("dropped ") } == ["dropped records_2024_06", "dropped record_seconds_2024_06"], "\(run.out)")
+        #expect(run.out.split(separator: "\n").filter { $0.hasPrefix("dropped ") } == ["dropped record_minutes_2024_06"], "\(run.out)")
         #expect(try await h.store.partitions().map(\.name).contains(thisMonth))
         #expect(try await h.store.counts()["records"] == 1)
         let again = await shell(command + " 2>&1")
@@ -137,9 +134,10 @@ struct PartitionTests {
             }
             #expect(try await store.migrate(through: 2) == [2])
             #expect(try await store.migrate(through: 2).isEmpty)
+            #expect(try await store.migrate() == [3, 4, 5, 6])
         }
         let placed = try await Self.placement(database)
-        #expect(placed.records == [ids[0]: "records_2024_12", ids[1]: "records_2025_01", ids[2]: "records_2025_01", ids[3]: "records_2025_03"])
-        #expect(placed.claims == ["record_seconds_2024_12", "record_seconds_2025_01", "record_seconds_2025_01", "record_seconds_2025_03"])
+        #expect(placed == [ids[0]: "record_minutes_2024_12", ids[1]: "record_minutes_2025_01", ids[2]: "record_minutes_2025_01",
+                           ids[3]: "record_minutes_2025_03"])
     }
 }

@@ -81,9 +81,10 @@ struct ServerHarness: Sendable {
     var store: ServerStore { server.store }
     var baseURL: String { "http://127.0.0.1:\(port)" }
 
-    /// `timeZone`: the staff page's zone (UTC unless a test is about local times).
-    static func start(timeZone: TimeZoneFile = .utc) async throws -> ServerHarness {
-        let database = try await PostgresFixture.database()
+    /// `timeZone`: the staff page's zone (UTC unless a test is about local times);
+    /// `database`: one a test prepared (else a fresh one).
+    static func start(timeZone: TimeZoneFile = .utc, database prepared: DatabaseURL? = nil) async throws -> ServerHarness {
+        let database = if let prepared { prepared } else { try await PostgresFixture.database() }
         var logger = Logger(label: "blegate-server-test")
         logger.logLevel = .error
         let server = BlegateServer(.init(host: "127.0.0.1", port: 0, database: database, timeZone: timeZone), logger: logger)
