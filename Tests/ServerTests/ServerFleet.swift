@@ -3,24 +3,6 @@ import BlegateServer
 import BlegateTestSupport
 import Foundation
 
-/// A free TCP port on 127.0.0.1 (bound, read back, released) for a process that needs
-/// its port in a configuration file before it starts.
-func freeLoopbackPort() throws -> Int {
-    let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-    guard fd >= 0 else { throw TestSupportError("socket: \(errno)") }
-    defer { close(fd) }
-    var address = sockaddr_in()
-    address.sin_family = sa_family_t(AF_INET)
-    address.sin_addr.s_addr = inet_addr("127.0.0.1")
-    address.sin_port = 0
-    var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-    let bound = withUnsafeMutablePointer(to: &address) { p in
-        p.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0 }
-    }
-    guard bound else { throw TestSupportError("bind: \(errno)") }
-    return Int(UInt16(bigEndian: address.sin_port))
-}
-
 /// Debian's PgBouncer in transaction mode on 127.0.0.1, in front of the test cluster's
 /// unix socket: every database name maps to the same name there, trust authentication.
 /// As root it runs as `postgres` (PgBouncer refuses root), exec'd by setpriv so the pid
@@ -34,7 +16,8 @@ struct PgBouncerProcess {
         guard FileManager.default.isExecutableFile(atPath: binary) else {
             throw TestSupportError("no \(binary): install pgbouncer (scripts/setup.sh with BLEGATE_SETUP_TESTS=1)")
         }
-        let dir = try makeTemporaryDirectory("blegate-pgbouncer")
+        let dir = try scratchDirectory()
+        chmod(dir, 0o755)   // PgBouncer runs as postgres
         let port = try freeLoopbackPort()
         try """
             [databases]
@@ -78,7 +61,7 @@ struct HAProxyProcess {
         guard FileManager.default.isExecutableFile(atPath: binary) else {
             throw TestSupportError("no \(binary): install haproxy (scripts/setup.sh with BLEGATE_SETUP_TESTS=1)")
         }
-        let dir = try makeTemporaryDirectory("blegate-haproxy")
+        let dir = try scratchDirectory()
         let port = try freeLoopbackPort(), statsPort = try freeLoopbackPort()
         let servers = backends.enumerated().map { "    server s\($0.offset + 1) 127.0.0.1:\($0.element) check" }
         try ([
@@ -112,13 +95,4 @@ struct HAProxyProcess {
         }
         return found
     }
-}
-
-func makeTemporaryDirectory(_ prefix: String) throws -> String {
-    var template = Array("/tmp/\(prefix).XXXXXX".utf8CString)
-    guard let d = template.withUnsafeMutableBufferPointer({ mkdtemp($0.baseAddress!) }).map({ String(cString: $0) }) else {
-        throw TestSupportError("mkdtemp failed")
-    }
-    chmod(d, 0o755)
-    return d
 }
