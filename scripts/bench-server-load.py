@@ -15,6 +15,10 @@ batch that failed.
           JSON line per step (records/s stored, p50/p99, server, PostgreSQL and this
           generator's CPU in % of one core), then {"knee": records/s of the last good step}.
 
+With --probe-dir DIR (a directory on the database's filesystem), a thread writes 8 KiB and
+fdatasyncs it every 50 ms there, as a commit flushes the WAL: each result gets that flush's
+p99 and max, this disk's own floor under any durable batch's latency.
+
   bench-server-load.py steady URL TOKENS_FILE --straps 40 --seconds 600
   bench-server-load.py ramp URL TOKENS_FILE --steps 100,200,400 --step-seconds 40 --server-pid P --postmaster-pid Q
   (TOKENS_FILE: one "gateway_id token" per line)
@@ -25,6 +29,7 @@ import gzip
 import json
 import os
 import sys
+import threading
 import time
 from datetime import datetime, timezone
 from urllib.parse import urlparse
@@ -150,6 +155,40 @@ async def gateway(index, gateway_id, token, a, stats, stop_at, begin):
         writer.close()
 
 
+class FlushProbe:
+    """8 KiB written and fdatasynced every 50 ms in DIR: (time, ms) of each flush."""
+
+    def __init__(self, directory):
+        self.flushes = []
+        self.stopped = False
+        self.directory = directory
+        if directory:
+            threading.Thread(target=self.run, daemon=True).start()
+
+    def run(self):
+        path = os.path.join(self.directory, "bench-flush-probe.%d" % os.getpid())
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        block, offset = os.urandom(8192), 0
+        try:
+            while not self.stopped:
+                t0 = time.perf_counter()
+                os.pwrite(fd, block, offset)
+                os.fdatasync(fd)
+                self.flushes.append((time.time(), (time.perf_counter() - t0) * 1000))
+                offset = (offset + len(block)) % (16 << 20)
+                time.sleep(0.05)
+        finally:
+            os.close(fd)
+            os.unlink(path)
+
+    def summary(self, since=0.0):
+        """p99 and max of the flushes since a time, or None without a probe."""
+        ms = [m for t, m in self.flushes if t >= since]
+        if not self.directory or not ms:
+            return None
+        return {"p99_ms": pct(ms, 99), "max_ms": round(max(ms), 1), "over_250_ms": sum(1 for m in ms if m > 250)}
+
+
 def pct(values, p):
     if not values:
         return None
@@ -183,6 +222,7 @@ async def steady(a):
     pairs = read_tokens(a.tokens)
     a.gateways = len(pairs)
     stats = Stats()
+    probe = FlushProbe(a.probe_dir)
     begin = time.time()
     end = begin + a.seconds
     await asyncio.gather(*(gateway(i, g, t, a, stats, lambda: end, begin) for i, (g, t) in enumerate(pairs)))
@@ -190,7 +230,9 @@ async def steady(a):
     print(json.dumps({"requests": len(lat), "records": stats.records, "inserted": stats.inserted,
                       "duplicates": stats.duplicates, "failures": stats.failures, "last_error": stats.last_error,
                       "latency_ms": {"p50": pct(lat, 50), "p90": pct(lat, 90), "p99": pct(lat, 99),
-                                     "max": round(max(lat), 1) if lat else None}}))
+                                     "max": round(max(lat), 1) if lat else None},
+                      "disk_flush": probe.summary()}))
+    probe.stopped = True
 
 
 async def ramp(a):
@@ -198,6 +240,7 @@ async def ramp(a):
     steps = [int(s) for s in a.steps.split(",")]
     hz = os.sysconf("SC_CLK_TCK")
     stats = Stats()
+    probe = FlushProbe(a.probe_dir)
     running = []
     stop = {"at": float("inf")}
     knee = None
@@ -218,10 +261,14 @@ async def ramp(a):
         lat = [ms for _, ms in stats.latency[lat0:]]
         offered = n * a.straps
         done = (stats.inserted + stats.duplicates - i0) / wall
+        per_record = 1e6 / hz / max(done * wall, 1)   # µs of CPU per record answered, per tick
         step = {"gateways": n, "offered_records_per_s": offered, "answered_records_per_s": round(done),
                 "batches": len(lat), "p50_ms": pct(lat, 50), "p99_ms": pct(lat, 99), "failures": stats.failures,
                 "server_cpu_pct": round(100 * (s1 - s0) / hz / wall), "postgres_cpu_pct": round(100 * (p1 - p0) / hz / wall),
-                "generator_cpu_pct": round(100 * (c1 - c0) / wall)}
+                "generator_cpu_pct": round(100 * (c1 - c0) / wall),
+                "server_us_per_record": round((s1 - s0) * per_record, 1),
+                "postgres_us_per_record": round((p1 - p0) * per_record, 1),
+                "disk_flush": probe.summary(since=t0)}
         print(json.dumps(step), flush=True)
         good = lat and step["p99_ms"] <= a.p99_ms and done >= 0.85 * offered
         if not good:
@@ -230,6 +277,7 @@ async def ramp(a):
                 "server_cpu_pct": step["server_cpu_pct"], "postgres_cpu_pct": step["postgres_cpu_pct"],
                 "generator_cpu_pct": step["generator_cpu_pct"]}
     stop["at"] = time.time()
+    probe.stopped = True
     await asyncio.gather(*running, return_exceptions=True)
     print(json.dumps({"knee": knee, "seconds": round(time.time() - begin), "last_error": stats.last_error}), flush=True)
 
@@ -247,6 +295,7 @@ def main():
     p.add_argument("--p99-ms", type=float, default=250)
     p.add_argument("--server-pid", type=int, default=0)
     p.add_argument("--postmaster-pid", type=int, default=0)
+    p.add_argument("--probe-dir", default="")
     a = p.parse_args()
     asyncio.run(steady(a) if a.mode == "steady" else ramp(a))
 

@@ -18,6 +18,11 @@
 #   BENCH_PHASES=ramp scripts/bench-server.sh   # the knee only
 #   BENCH_PERF=90 ...                           # and 20 s of `perf record` of the server and
 #                                               # PostgreSQL from 90 s into the ramp: top symbols
+#   BENCH_PG_MEMORY=1 ...                       # the cluster in /dev/shm: its flushes cost
+#                                               # nothing, so the knee is the cores' limit
+# Every phase probes the cluster's filesystem with an 8 KiB write and fdatasync every 50 ms
+# (`disk_flush`: p99, max, flushes over 250 ms): a durable batch waits for one such flush,
+# so no batch p99 is below what this disk gives.
 # Run it alone on the machine: the load generator shares the cores with what it measures.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -34,6 +39,8 @@ pids=()
 cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; wait 2>/dev/null || true; rm -rf "$work"; }
 trap cleanup EXIT
 
+[ "${BENCH_PG_MEMORY:-0}" = 1 ] && export BLEGATE_PG_TMPDIR=/dev/shm
+probe_dir="${BLEGATE_PG_TMPDIR:-/tmp}"
 sleep infinity & watch=$!
 pids+=("$watch")
 BLEGATE_PG_DURABLE=1 scripts/test-postgres.sh "$watch" > "$work/pg.out" 2>&1 &
@@ -80,7 +87,8 @@ knee=""
 if [[ " $phases " == *" steady "* ]]; then
     head -n "$gateways" "$work/tokens" > "$work/steady-tokens"
     s0="$(ticks "$server")"; p0="$(pg_ticks)"; t0="$(date +%s.%N)"
-    python3 scripts/bench-server-load.py steady "$url" "$work/steady-tokens" --straps "$straps" --seconds "$seconds" > "$work/load.json"
+    python3 scripts/bench-server-load.py steady "$url" "$work/steady-tokens" --straps "$straps" --seconds "$seconds" \
+        --probe-dir "$probe_dir" > "$work/load.json"
     s1="$(ticks "$server")"; p1="$(pg_ticks)"; t1="$(date +%s.%N)"
     rss="$(awk '/VmRSS/ {print $2}' "/proc/$server/status")"; hwm="$(awk '/VmHWM/ {print $2}' "/proc/$server/status")"
     psql -q -d bench -c "VACUUM"
@@ -101,7 +109,7 @@ print(json.dumps({"steady": {
     "gateways": gws, "straps_per_gateway": straps, "seconds": round(wall, 1),
     "records_sent": load["records"], "inserted": load["inserted"], "duplicates": load["duplicates"],
     "records_per_second": round(load["records"] / wall, 1), "requests": load["requests"], "failures": load["failures"],
-    "latency_ms": load["latency_ms"],
+    "latency_ms": load["latency_ms"], "disk_flush": load["disk_flush"],
     "server_cpu_percent_of_one_core": round(100 * (s1 - s0) / hz / wall, 1),
     "postgres_cpu_percent_of_one_core": round(100 * (p1 - p0) / hz / wall, 1),
     "server_rss_mib": round(rss / 1024, 1), "server_peak_rss_mib": round(hwm / 1024, 1),
@@ -120,15 +128,18 @@ if [[ " $phases " == *" ramp "* ]]; then
         perf_job=$!
     fi
     python3 scripts/bench-server-load.py ramp "$url" "$work/tokens" --straps "$straps" --steps "$steps" \
-        --step-seconds "$step_seconds" --server-pid "$server" --postmaster-pid "$postmaster" | tee "$work/ramp.json"
+        --step-seconds "$step_seconds" --server-pid "$server" --postmaster-pid "$postmaster" --probe-dir "$probe_dir" \
+        | tee "$work/ramp.json"
     if [ -n "${BENCH_PERF:-}" ]; then
         wait "$perf_job" || true
         perf report -i "$work/perf.data" --no-children --sort comm,dso --stdio -g none 2>/dev/null | grep -v '^#' | grep . | head -n 12
         perf report -i "$work/perf.data" --no-children --sort comm,sym --stdio -g none 2>/dev/null | grep -v '^#' | grep . | head -n 60
     fi
-    # PostgreSQL's write-ahead log since it started (every phase so far), per stored record.
+    # PostgreSQL's write-ahead log since it started (every phase so far), per stored record,
+    # and its flushes per request (the gateways' request counts).
     psql -d bench -tAc "SELECT json_build_object('wal', json_build_object('bytes_per_record',
         round(w.wal_bytes / greatest((SELECT sum(cardinality(ids)) FROM record_minutes), 1)), 'full_page_images', w.wal_fpi,
+        'flushes_per_request', round(w.wal_sync::numeric / greatest((SELECT sum(requests) FROM gateways), 1), 2),
         'checkpoints', (SELECT checkpoints_timed + checkpoints_req FROM pg_stat_bgwriter))) FROM pg_stat_wal w"
     knee="$(tail -n 1 "$work/ramp.json" | python3 -c 'import json, sys; k = json.load(sys.stdin)["knee"]; print(k["records_per_s"] if k else 0)')"
 fi

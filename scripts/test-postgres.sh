@@ -12,12 +12,14 @@
 # BLEGATE_PG_STANDBY_OF=SOCKET_DIR makes a streaming standby of the cluster listening there
 # instead of a new cluster: `pg_basebackup -R` copies it and the copy replays its WAL,
 # read-only (the server's read replica tests).
+# BLEGATE_PG_TMPDIR=DIR puts the cluster under DIR instead of /tmp (the benchmark's
+# /dev/shm); BLEGATE_PG_OPTIONS adds server options (`-c log_lock_waits=on ...`).
 #   scripts/test-postgres.sh [WATCH_PID]
 set -euo pipefail
 watch="${1:-$PPID}"
 bin="$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n 1)"
 [ -x "$bin/initdb" ] || { echo "test-postgres: no /usr/lib/postgresql/*/bin/initdb: install postgresql (scripts/setup.sh with BLEGATE_SETUP_TESTS=1)" >&2; exit 1; }
-dir="$(mktemp -d /tmp/blegate-pg.XXXXXX)"
+dir="$(mktemp -d "${BLEGATE_PG_TMPDIR:-/tmp}/blegate-pg.XXXXXX")"
 chmod 755 "$dir"
 as=()
 if [ "$(id -u)" -eq 0 ]; then
@@ -39,6 +41,7 @@ else
 fi
 options="-k $dir -c listen_addresses= -p 5432 -c max_connections=300"
 [ "${BLEGATE_PG_DURABLE:-0}" = 1 ] || options+=" -c fsync=off -c synchronous_commit=off -c full_page_writes=off"
+options+=" ${BLEGATE_PG_OPTIONS:-}"
 if [ "${BLEGATE_PG_TLS:-0}" = 1 ]; then
     tls="$dir/tls"
     mkdir "$tls"
