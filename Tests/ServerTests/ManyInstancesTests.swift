@@ -15,7 +15,7 @@ import Testing
 /// the server once.
 @Suite("blegate-server: three instances, HAProxy and PgBouncer", .serialized)
 struct ManyInstancesTests {
-    @Test("3 instances behind HAProxy on PgBouncer (transaction mode), one SIGKILLed mid-run and restarted: lost 0, twice 0, gateways only retried",
+    @Test("3 instances behind HAProxy on PgBouncer (transaction mode), one SIGKILLed with a request inside and restarted: lost 0, twice 0, gateways only retried",
           .timeLimit(.minutes(6)))
     func killOneOfThree() async throws {
         try #require(FileManager.default.isExecutableFile(atPath: ServerProcess.binary), "no blegate-server beside \(BlegateBinary.path)")
@@ -68,10 +68,45 @@ struct ManyInstancesTests {
                     return da >= 20 && db >= 20
                 }
 
-                // One instance dies mid-run; HAProxy takes it out, the others carry on.
+                // One instance dies with a request inside it: frozen (SIGSTOP) until HAProxy has
+                // handed it one that stays unanswered for 300 ms, then killed. Before HAProxy's
+                // checks mark a frozen instance down, the two rooms' requests every 500 ms give
+                // it one in all but rare tries; such a try thaws it and freezes it again.
                 let victim = 1
+                var heldAtKill = 0
+                for _ in 0..<5 where heldAtKill == 0 {
+                    try await eventually("s2 is up", seconds: 30) { (try await proxy.servers())["s2"]?.status == "UP" }
+                    instances[victim].process.signal(SIGSTOP)
+                    var heldSince: ContinuousClock.Instant?
+                    _ = await eventually(timeout: 10) {
+                        let s2 = try? await proxy.servers()["s2"]
+                        let held = s2?.current ?? 0
+                        if held == 0 { heldSince = nil } else if heldSince == nil { heldSince = .now }
+                        if let since = heldSince, ContinuousClock.now - since >= .milliseconds(300) { heldAtKill = held; return true }
+                        return s2?.status.hasPrefix("DOWN") == true && held == 0
+                    }
+                    if heldAtKill == 0 { instances[victim].process.signal(SIGCONT) }
+                }
+                try #require(heldAtKill > 0, "HAProxy never handed the frozen instance a request")
+                let resentBefore = (try await proxy.servers()).values.map(\.resent).reduce(0, +)
                 instances[victim].process.signal(SIGKILL)
                 _ = await instances[victim].process.wait(timeout: 10)
+                // The held request is sent to another instance, or the gateway hears an error
+                // and sends its batch again: either way only a retry.
+                func failedRequests() async -> Int {
+                    var n = 0
+                    for room in [a, b] {
+                        let requests = await room.status()?["sync"]?["requests"]
+                        n += Int(requests?["http_error"]?.number ?? 0) + Int(requests?["unreachable"]?.number ?? 0)
+                    }
+                    return n
+                }
+                try await eventually("the held request is sent again", seconds: 60) {
+                    let servers = try await proxy.servers()
+                    if servers.values.map(\.resent).reduce(0, +) > resentBefore { return true }
+                    let failed = await failedRequests()
+                    return servers["s2"]?.current == 0 && failed > 0
+                }
                 try await eventually("HAProxy marks s2 down", seconds: 30) { (try await proxy.servers())["s2"]?.status.hasPrefix("DOWN") == true }
                 let deliveredWhileDown = (await a.outbox()?.delivered ?? 0, await b.outbox()?.delivered ?? 0)
                 try await eventually("delivery goes on with two instances", seconds: 60) {
@@ -129,7 +164,8 @@ struct ManyInstancesTests {
                 }
                 #expect(lost.isEmpty, "lost: \(lost.prefix(10))")
                 #expect(twice.isEmpty, "twice: \(twice.prefix(10))")
-                print("many instances: \(onServer) heart-rate records on the server, lost \(lost.count), twice \(twice.count); \(pendingAfterSilence) pending at shutdown, made as the straps stopped; requests \(requests)")
+                let resent = (try await proxy.servers()).values.map(\.resent).reduce(0, +)
+                print("many instances: \(onServer) heart-rate records on the server, lost \(lost.count), twice \(twice.count); \(pendingAfterSilence) pending at shutdown, made as the straps stopped; \(heldAtKill) request(s) inside the instance killed, \(resent) sent again by HAProxy; requests \(requests)")
             }
         }
     }

@@ -82,16 +82,22 @@ struct HAProxyProcess {
         return h
     }
 
-    /// Each instance's state (`UP`, `DOWN`, …) and the requests it was sent, by name (s1, s2, …).
-    func servers() async throws -> [String: (status: String, sessions: Int)] {
+    /// Each instance's state (`UP`, `DOWN`, …), the requests it was sent, those it holds now
+    /// and those HAProxy sent again after it failed them (retried or redispatched), by name
+    /// (s1, s2, …).
+    func servers() async throws -> [String: (status: String, sessions: Int, current: Int, resent: Int)] {
         let (out, code) = await shell("curl -sf 'http://127.0.0.1:\(statsPort)/stats;csv'")
         guard code == 0 else { throw TestSupportError("haproxy stats: \(out)") }
         let lines = out.split(separator: "\n").map { $0.split(separator: ",", omittingEmptySubsequences: false).map(String.init) }
         guard let header = lines.first, let name = header.firstIndex(of: "svname"), let status = header.firstIndex(of: "status"),
-              let total = header.firstIndex(of: "stot"), let proxy = header.firstIndex(of: "# pxname") else { return [:] }
-        var found: [String: (String, Int)] = [:]
-        for l in lines.dropFirst() where l.count > max(name, status, total) && l[proxy] == "blegate_server" && l[name].hasPrefix("s") {
-            found[l[name]] = (l[status], Int(l[total]) ?? 0)
+              let total = header.firstIndex(of: "stot"), let current = header.firstIndex(of: "scur"),
+              let retried = header.firstIndex(of: "wretr"), let redispatched = header.firstIndex(of: "wredis"),
+              let proxy = header.firstIndex(of: "# pxname") else { return [:] }
+        var found: [String: (String, Int, Int, Int)] = [:]
+        for l in lines.dropFirst() where l.count > max(name, status, total, current, retried, redispatched)
+            && l[proxy] == "blegate_server" && l[name].hasPrefix("s") {
+            found[l[name]] = (l[status], Int(l[total]) ?? 0, Int(l[current]) ?? 0,
+                              (Int(l[retried]) ?? 0) + (Int(l[redispatched]) ?? 0))
         }
         return found
     }
