@@ -301,7 +301,11 @@ final class LinkScheduler: Sendable {
                 return (.notSeen, "not seen since the gateway started " + Self.duration(now - startedAt) + " ago")
             }
             if !here.contains(where: Self.linkable) {
-                return (.waitingForLink, "heard by advertisement only (it offers no connectable heart-rate service)")
+                // A strap that only broadcasts never waits for a link: while it is heard
+                // with heart rate in its advertisements, it is followed by them, however
+                // long since its last new frame.
+                let reason = "heard by advertisement only (it offers no connectable heart-rate service)"
+                return (here.contains(where: Self.advertisesHeartRate) ? .advertised : .waitingForLink, reason)
             }
             let reach = Set(here.filter(Self.linkable).map(\.adapter))
             let use = ready.values.filter { reach.contains($0.path) }.sorted { $0.name < $1.name }

@@ -202,6 +202,27 @@ struct LinkSharingTests {
         await sim.stop()
     }
 
+    @Test("a broadcast-only strap is advertised while heard, also when no new frame came for seconds")
+    func broadcastOnlyStaysAdvertised() async throws {
+        let (bus, sim) = try await simulator { c in c.straps = 1; c.seed = 12; c.advertising = 1; c.advertisingOnly = 1 }
+        defer { bus.stop() }
+        let only = try #require(sim.devices.first { $0.model == .polarBroadcast })
+        let sink = Sink()
+        try await withManager(bus, sink: sink) { m, _ in
+            try await waitFor("records from the broadcast-only strap") { sink.advertised(only.address) >= 2 }
+            // On its hook it goes on broadcasting one frozen frame: heard, no new record.
+            // Ten reports (0.6-1.4 s apart) later the last record is more than 5 s old.
+            _ = await sim.setWorn(only.address, worn: false)
+            func delivered() async -> Int { await sim.advertisingReports(only.address)?.delivered ?? 0 }
+            let atHook = await delivered()
+            try await waitFor("ten reports of the strap on its hook") { await delivered() >= atHook + 10 }
+            let s = try #require(m.links.first { $0.address == only.address })
+            #expect(s.state == .advertised, "\(s.state) \(s.reason ?? "")")
+            #expect(s.reason?.contains("heard by advertisement only") == true, "\(s.reason ?? "")")
+        }
+        await sim.stop()
+    }
+
     @Test("advertised heart rate: records for a strap with no link, none from a strap on a hook, none while a link delivers")
     func advertisements() async throws {
         let (bus, sim) = try await simulator { c in c.straps = 3; c.seed = 12; c.advertising = 2; c.advertisingOnly = 1 }
