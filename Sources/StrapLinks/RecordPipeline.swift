@@ -40,8 +40,8 @@ final class RecordPipeline: Sendable {
     struct Device {
         var meta = DeviceMeta()
         var counters = NotificationCounters()
-        /// Frame counter of the last advertisement turned into a record.
-        var advertFrame: UInt8?
+        /// The last new advertisement frame: its counter, heart rate, and when (monotonic s).
+        var advertFrame: (counter: UInt8, heartRate: UInt8, at: Double)?
         /// Paced in wall-clock seconds of arrival (`heartRate`'s `arrival`).
         var bucket: RateBucket?
         /// Monotonic seconds of the last journal line about this device's excess, and the
@@ -157,10 +157,11 @@ final class RecordPipeline: Sendable {
         }
     }
 
-    /// Heart rate heard in a Polar strap's advertisement. A record only when the frame
-    /// counter moved (a new measurement: a strap on a hook repeats its last frame), the
-    /// strap reports skin contact and a rate, and no link delivered heart rate in the last
-    /// `linkPrecedence` seconds (one stream of records per strap). No RR, so no HRV.
+    /// Heart rate heard in a Polar strap's advertisement. A record only for a new frame
+    /// (`isNewFrame`: a strap on a hook repeats its last frame, and adapters hear one frame
+    /// each and in their own order), when the strap reports skin contact and a rate, and
+    /// no link delivered heart rate in the last `linkPrecedence` seconds (one stream of
+    /// records per strap). No RR, so no HRV.
     /// `arrival`: when the advertisement's signal was read off the bus (nil: now).
     func advertisement(deviceID: String, _ hr: PolarHeartRate, arrival: UTCTimestamp? = nil) {
         let time = arrival ?? UTCTimestamp.now
@@ -170,9 +171,10 @@ final class RecordPipeline: Sendable {
             defer { s.devices[deviceID] = device }
             // The first frame heard could be one a strap on a hook repeats for hours: only
             // a frame that moved is a measurement.
-            guard let last = device.advertFrame else { device.advertFrame = hr.frameCounter; return }
-            guard last != hr.frameCounter else { return }
-            device.advertFrame = hr.frameCounter
+            let frame = (counter: hr.frameCounter, heartRate: hr.heartRate, at: now)
+            guard let last = device.advertFrame else { device.advertFrame = frame; return }
+            guard Self.isNewFrame(frame, after: last) else { return }
+            device.advertFrame = frame
             guard hr.heartRate > 0, hr.sensorContact else { return }
             if let linked = device.counters.lastLinkedAt, now - linked < Self.linkPrecedence { return }
             device.counters.advertised += 1
@@ -181,6 +183,20 @@ final class RecordPipeline: Sendable {
             sink.receive(WearMetricsNormalizer.record(advertisedHeartRate: Double(hr.heartRate), deviceID: deviceID, at: time,
                                                       deviceMeta: device.meta), kind: .heartRate)
         }
+    }
+
+    /// Whether an advertised frame is a new measurement after the last new one. The
+    /// counter (3 bits) moves once a second. The same counter and rate: the same frame
+    /// again, heard once more or by another adapter. The same counter with another rate:
+    /// eight frames later, as when frames reach the gateway seconds apart. One to three
+    /// behind within 3 s of the last: an older frame another adapter signalled late (in
+    /// 3 s the counter moves at most 3 ahead).
+    static func isNewFrame(_ frame: (counter: UInt8, heartRate: UInt8, at: Double),
+                           after last: (counter: UInt8, heartRate: UInt8, at: Double)) -> Bool {
+        let step = (Int(frame.counter) - Int(last.counter) + 8) % 8
+        if step == 0 { return frame.heartRate != last.heartRate }
+        if step >= 5 { return frame.at - last.at >= 3 }
+        return true
     }
 
     /// Battery Level from a 0x2A19 notification or read, or Battery1.Percentage.
