@@ -40,8 +40,9 @@ final class RecordPipeline: Sendable {
     struct Device {
         var meta = DeviceMeta()
         var counters = NotificationCounters()
-        /// The last new advertisement frame: its counter, heart rate, and when (monotonic s).
-        var advertFrame: (counter: UInt8, heartRate: UInt8, at: Double)?
+        /// The last new advertisement frames (counter, heart rate), the newest last; nil
+        /// before the first frame heard.
+        var advertFrames: [AdvertFrame]?
         /// Paced in wall-clock seconds of arrival (`heartRate`'s `arrival`).
         var bucket: RateBucket?
         /// Monotonic seconds of the last journal line about this device's excess, and the
@@ -158,8 +159,9 @@ final class RecordPipeline: Sendable {
     }
 
     /// Heart rate heard in a Polar strap's advertisement. A record only for a new frame
-    /// (`isNewFrame`: a strap on a hook repeats its last frame, and adapters hear one frame
-    /// each and in their own order), when the strap reports skin contact and a rate, and
+    /// (not one of the last `recentFrames`: a strap on a hook repeats its last frame, and
+    /// adapters hear one frame each and in their own order), when the strap reports skin
+    /// contact and a rate, and
     /// no link delivered heart rate in the last `linkPrecedence` seconds (one stream of
     /// records per strap). No RR, so no HRV.
     /// `arrival`: when the advertisement's signal was read off the bus (nil: now).
@@ -171,10 +173,11 @@ final class RecordPipeline: Sendable {
             defer { s.devices[deviceID] = device }
             // The first frame heard could be one a strap on a hook repeats for hours: only
             // a frame that moved is a measurement.
-            let frame = (counter: hr.frameCounter, heartRate: hr.heartRate, at: now)
-            guard let last = device.advertFrame else { device.advertFrame = frame; return }
-            guard Self.isNewFrame(frame, after: last) else { return }
-            device.advertFrame = frame
+            let frame = AdvertFrame(counter: hr.frameCounter, heartRate: hr.heartRate)
+            guard var recent = device.advertFrames else { device.advertFrames = [frame]; return }
+            guard !recent.contains(frame) else { return }
+            recent.append(frame)
+            device.advertFrames = Array(recent.suffix(Self.recentFrames))
             guard hr.heartRate > 0, hr.sensorContact else { return }
             if let linked = device.counters.lastLinkedAt, now - linked < Self.linkPrecedence { return }
             device.counters.advertised += 1
@@ -185,19 +188,19 @@ final class RecordPipeline: Sendable {
         }
     }
 
-    /// Whether an advertised frame is a new measurement after the last new one. The
-    /// counter (3 bits) moves once a second. The same counter and rate: the same frame
-    /// again, heard once more or by another adapter. The same counter with another rate:
-    /// eight frames later, as when frames reach the gateway seconds apart. One to three
-    /// behind within 3 s of the last: an older frame another adapter signalled late (in
-    /// 3 s the counter moves at most 3 ahead).
-    static func isNewFrame(_ frame: (counter: UInt8, heartRate: UInt8, at: Double),
-                           after last: (counter: UInt8, heartRate: UInt8, at: Double)) -> Bool {
-        let step = (Int(frame.counter) - Int(last.counter) + 8) % 8
-        if step == 0 { return frame.heartRate != last.heartRate }
-        if step >= 5 { return frame.at - last.at >= 3 }
-        return true
+    /// A Polar frame as far as telling one from another goes: its counter (3 bits, moving
+    /// once a second) and heart rate.
+    struct AdvertFrame: Equatable {
+        var counter: UInt8
+        var heartRate: UInt8
     }
+
+    /// How many new frames a strap's next one is compared with. Adapters signal each frame
+    /// once each, in their own order, and a stalled machine hands them over in bursts: a
+    /// frame equal to one of the last four is one of those again (or a strap on a hook
+    /// repeating its last); any other is new, also the same counter eight frames later
+    /// with another rate.
+    static let recentFrames = 4
 
     /// Battery Level from a 0x2A19 notification or read, or Battery1.Percentage.
     func battery(deviceID: String, percent: UInt8) {

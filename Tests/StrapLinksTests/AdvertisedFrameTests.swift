@@ -7,7 +7,7 @@ import Testing
 import WearMetrics
 
 /// Polar frames as three adapters signal them: each frame once per adapter, in each
-/// adapter's own order, and seconds apart when few reach the bus.
+/// adapter's own order, seconds apart when few reach the bus, in bursts after a stall.
 @Suite("Advertised frames heard by several adapters")
 struct AdvertisedFrameTests {
     final class Rates: RecordSink {
@@ -22,15 +22,15 @@ struct AdvertisedFrameTests {
         PolarHeartRate(manufacturerData: [0x02 | (counter << 2), 0x00, hr, hr])!
     }
 
-    @Test("an older frame signalled late by another adapter, then the newer one again: one record")
+    @Test("an older frame signalled late by another adapter counts once, the newer one heard again not at all")
     func outOfOrder() {
         let sink = Rates()
         let pipeline = RecordPipeline(sink: sink, hrv: HRVEngineConfiguration())
         pipeline.advertisement(deviceID: "strap", frame(6, 96))  // the first frame heard: no record
         pipeline.advertisement(deviceID: "strap", frame(0, 98))  // hci13
-        pipeline.advertisement(deviceID: "strap", frame(7, 97))  // hci15, the frame before
+        pipeline.advertisement(deviceID: "strap", frame(7, 97))  // hci15, the frame before, late
         pipeline.advertisement(deviceID: "strap", frame(0, 98))  // hci14
-        #expect(sink.rates.withLock { $0 } == [98])
+        #expect(sink.rates.withLock { $0 } == [98, 97])
     }
 
     @Test("the same counter with another rate is a new frame, eight later; the same frame again is not")
@@ -44,11 +44,14 @@ struct AdvertisedFrameTests {
         #expect(sink.rates.withLock { $0 } == [75, 83])
     }
 
-    @Test("frames five to seven ahead of the last after 3 s or more are new")
-    func farAhead() {
-        let last = (counter: UInt8(1), heartRate: UInt8(75), at: 100.0)
-        #expect(RecordPipeline.isNewFrame((counter: 6, heartRate: 80, at: 105.0), after: last))
-        #expect(!RecordPipeline.isNewFrame((counter: 0, heartRate: 74, at: 100.5), after: last))
-        #expect(RecordPipeline.isNewFrame((counter: 4, heartRate: 78, at: 100.5), after: last))
+    @Test("a burst after a stall, three adapters' copies interleaved: each frame once")
+    func burst() {
+        let sink = Rates()
+        let pipeline = RecordPipeline(sink: sink, hrv: HRVEngineConfiguration())
+        pipeline.advertisement(deviceID: "strap", frame(0, 60))
+        for f in [frame(1, 61), frame(6, 66), frame(1, 61), frame(7, 67), frame(6, 66), frame(2, 68), frame(7, 67), frame(2, 68)] {
+            pipeline.advertisement(deviceID: "strap", f)
+        }
+        #expect(sink.rates.withLock { $0 } == [61, 66, 67, 68])
     }
 }
