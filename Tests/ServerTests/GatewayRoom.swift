@@ -15,6 +15,21 @@ struct GatewayRoom {
     var config: String { dir + "/blegate.toml" }
     var blegate: String { "'\(BlegateBinary.path)'" }
 
+    /// Pairs each strap to its member in its room as staff do: a pairing code made in the
+    /// server's database, then `blegate pair` on that room's gateway.
+    static func pair(_ pairings: [(room: GatewayRoom, strap: String, member: String)], database: DatabaseURL) async throws {
+        let codes = try await PostgresFixture.withClient(database) { c in
+            let store = ServerStore(client: c, logger: .init(label: "pairing"))
+            var codes: [String] = []
+            for p in pairings { codes.append(try await store.createPairingCode(clientID: p.member, validSeconds: 3600).code) }
+            return codes
+        }
+        for (p, code) in zip(pairings, codes) {
+            let paired = await p.room.cli("pair --device \(p.strap) --code \(code)")
+            #expect(paired.status == 0, "\(p.room.id) \(p.strap): \(paired.out)")
+        }
+    }
+
     /// `extra` is appended to the configuration (say a `[workouts]` table); `metrics` is
     /// `[metrics] listen` (off unless given).
     init(id: String, backend: String, token: String, metrics: String = "", extra: String = "") throws {

@@ -47,17 +47,9 @@ struct ManyInstancesTests {
                 let b = try GatewayRoom(id: rooms[1], backend: backend, token: tokens[1])
                 let straps = [(a, simA.devices.map(\.address)), (b, simB.devices.map(\.address))]
                 try #require(Set(straps[0].1).isDisjoint(with: straps[1].1), "the rooms' straps differ")
-                for (room, addresses) in straps {
-                    for s in addresses {
-                        let member = "member-\(members.count + 1)"
-                        members[s] = member
-                        let code = try await PostgresFixture.withClient(direct) { c in
-                            try await ServerStore(client: c, logger: .init(label: "fleet")).createPairingCode(clientID: member, validSeconds: 3600).code
-                        }
-                        let paired = await room.cli("pair --device \(s) --code \(code)")
-                        #expect(paired.status == 0, "\(room.id) \(s): \(paired.out)")
-                    }
-                }
+                for (_, addresses) in straps { for s in addresses { members[s] = "member-\(members.count + 1)" } }
+                try await GatewayRoom.pair(straps.flatMap { room, addresses in addresses.map { (room, $0, members[$0]!) } },
+                                           database: direct)
                 let runA = try await a.run(bus: busA.address)
                 let runB = try await b.run(bus: busB.address)
                 defer { runA.signal(SIGKILL); runB.signal(SIGKILL) }

@@ -42,17 +42,8 @@ struct TwoGatewaysEndToEndTests {
                 try #require(simB.devices.map(\.address) == Array(straps.prefix(3)), "room B's straps are room A's first three")
                 // Each strap's member pairs in every room that hears it: one code per room, one member.
                 for (i, s) in straps.enumerated() { members[s] = "member-\(i + 1)" }
-                let pairings = straps.map { (a, $0) } + straps.prefix(3).map { (b, $0) }
-                let codes = try await PostgresFixture.withClient(database) { [members] c in
-                    let store = ServerStore(client: c, logger: .init(label: "e2e"))
-                    var codes: [String] = []
-                    for (_, strap) in pairings { codes.append(try await store.createPairingCode(clientID: members[strap]!, validSeconds: 3600).code) }
-                    return codes
-                }
-                for ((room, strap), code) in zip(pairings, codes) {
-                    let paired = await room.cli("pair --device \(strap) --code \(code)")
-                    #expect(paired.status == 0, "\(room.id) \(strap): \(paired.out)")
-                }
+                try await GatewayRoom.pair(straps.map { (a, $0, members[$0]!) } + straps.prefix(3).map { (b, $0, members[$0]!) },
+                                           database: database)
 
                 let runA = try await a.run(bus: busA.address)
                 let runB = try await b.run(bus: busB.address)
