@@ -209,7 +209,7 @@ enum Migrations {
         // Members with a name and a profile the gateways fetch, and straps assigned to them
         // (or unassigned, a row without a member) without a code. An assignment is an event
         // beside the code exchanges: who wears a strap at a time is the latest of either
-        // (`ServerStore.memberSQL`). Client ids known only from codes and workouts stay
+        // (`blegate_member_at`). Client ids known only from codes and workouts stay
         // valid without a row; they read as members named by their id.
         (4, "members and strap assignments", [
             """
@@ -351,6 +351,87 @@ enum Migrations {
             """
             CREATE VIEW record_seconds AS
             SELECT DISTINCT device_id, source, date_trunc('second', ts) AS second, gateway_id FROM records
+            """,
+        ]),
+        // A batch of records is stored by one function call. PostgreSQL parsed and planned
+        // the batch's statements anew for each request, a fifth of its CPU per record
+        // (`perf`, scripts/bench-server.sh at 8,000 records/s); a PL/pgSQL function keeps
+        // each connection's plans. Who wears a strap at a time becomes a function too, for
+        // it and the workouts.
+        (7, "records stored by one function with cached plans", [
+            // The latest pairing code exchanged for the device or assignment of it at or
+            // before the time, through any gateway; NULL when none, or when it was
+            // unassigned. Two index lookups (`pairing_codes_device`, `strap_assignments_device`).
+            """
+            CREATE FUNCTION blegate_member_at(device text, at_time timestamptz) RETURNS text
+            LANGUAGE sql STABLE PARALLEL SAFE AS $$
+                SELECT e.client_id FROM (
+                    (SELECT p.client_id, p.used_at AS at, 0 AS kind FROM pairing_codes p
+                     WHERE p.device_address = $1 AND p.used_at IS NOT NULL AND p.used_at <= $2
+                     ORDER BY p.used_at DESC LIMIT 1)
+                    UNION ALL
+                    (SELECT a.client_id, a.assigned_at, 1 FROM strap_assignments a
+                     WHERE a.device_address = upper($1) AND a.assigned_at <= $2
+                     ORDER BY a.assigned_at DESC LIMIT 1)
+                ) AS e ORDER BY e.at DESC, e.kind DESC LIMIT 1
+            $$
+            """,
+            // Every strap minute of the batch gets its row, locked, in key order (two batches
+            // sharing minutes wait for each other, never deadlock): `DO UPDATE ... WHERE false`
+            // locks a row already there without writing it. Then a record is appended to its
+            // minute when the minute holds neither its id (a replay) nor another gateway's
+            // record in its second (that gateway owns the second). `positions` are the
+            // records' places in `body`'s `records`, whose JSON the rest is taken from; the
+            // id must match too (text with a member twice is read by PostgreSQL as its last
+            // one, by the server as its first: such a record is not stored unchecked).
+            // Returns how many were appended.
+            """
+            CREATE FUNCTION blegate_store_records(p_gateway text, p_ids uuid[], p_clients text[], p_devices text[],
+                                                  p_sources text[], p_times timestamptz[], p_hrs float8[],
+                                                  p_positions int8[], p_body jsonb) RETURNS int8
+            LANGUAGE plpgsql SET plan_cache_mode = force_generic_plan AS $$
+            DECLARE
+                appended int8;
+            BEGIN
+                INSERT INTO record_minutes AS r (device_id, source, minute)
+                SELECT DISTINCT u.d, u.s, date_trunc('minute', u.t, 'UTC')
+                FROM unnest(p_devices, p_sources, p_times) AS u(d, s, t)
+                ORDER BY 1, 2, 3
+                ON CONFLICT (device_id, source, minute) DO UPDATE SET minute = excluded.minute WHERE false;
+
+                WITH u AS (
+                    SELECT u.id, u.d, u.s, u.t, nullif(u.h, -1)::real AS h, b.value AS body,
+                           date_trunc('minute', u.t, 'UTC') AS m,
+                           (extract(epoch FROM u.t - date_trunc('minute', u.t, 'UTC')) * 1000000)::int4 AS micros,
+                           coalesce(nullif(u.c, ''), blegate_member_at(u.d, u.t)) AS client
+                    FROM unnest(p_ids, p_clients, p_devices, p_sources, p_times, p_hrs, p_positions) AS u(id, c, d, s, t, h, n)
+                    JOIN jsonb_array_elements(p_body -> 'records') WITH ORDINALITY AS b(value, n)
+                        ON b.n = u.n AND lower(b.value ->> 'id') = u.id::text
+                ), kept AS (
+                    SELECT u.* FROM u JOIN record_minutes r ON r.device_id = u.d AND r.source = u.s AND r.minute = u.m
+                    WHERE u.id <> ALL (r.ids)
+                      AND NOT EXISTS (SELECT 1 FROM unnest(r.micros, r.gateways) AS o(micros, g)
+                                      WHERE o.micros / 1000000 = u.micros / 1000000 AND o.g <> p_gateway)
+                ), minutes AS (
+                    SELECT d, s, m, array_agg(id ORDER BY t, id) AS ids, array_agg(micros ORDER BY t, id) AS micros,
+                           array_agg(h ORDER BY t, id) AS hrs, array_agg(client ORDER BY t, id) AS clients,
+                           array_agg(blegate_record_rest(body, id, t, h) ORDER BY t, id) AS rest
+                    FROM kept GROUP BY d, s, m
+                ), updated AS (
+                    UPDATE record_minutes r
+                    SET ids = r.ids || n.ids, micros = r.micros || n.micros, hrs = r.hrs || n.hrs,
+                        clients = r.clients || n.clients,
+                        gateways = r.gateways || array_fill(p_gateway, ARRAY[cardinality(n.ids)]),
+                        rest = r.rest || n.rest,
+                        members = ARRAY(SELECT DISTINCT x FROM unnest(r.members || n.clients) AS x WHERE x IS NOT NULL ORDER BY 1)
+                    FROM minutes n
+                    WHERE r.device_id = n.d AND r.source = n.s AND r.minute = n.m
+                    RETURNING cardinality(n.ids)::int8 AS k
+                )
+                SELECT coalesce(sum(k), 0)::int8 INTO appended FROM updated;
+                RETURN appended;
+            END
+            $$
             """,
         ]),
     ]

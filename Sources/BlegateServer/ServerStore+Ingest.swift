@@ -41,35 +41,14 @@ extension ServerStore {
         }
     }
 
-    /// The member wearing a device at a time, as SQL over the columns or parameters `device`
-    /// and `at`: the latest event for that device at or before then, through any gateway,
-    /// either a pairing code exchanged for it or an assignment (`POST /api/v1/assignments`;
-    /// an unassignment names no member). A later event takes over from its own time. NULL
-    /// when nothing paired or assigned the device by then, or its latest event unassigned
-    /// it. Two index lookups (`pairing_codes_device`, `strap_assignments_device`); inside
-    /// `coalesce` they run only for items sent without a client id.
-    static func memberSQL(device: String, at time: String) -> String {
-        """
-        (SELECT e.client_id FROM (
-            (SELECT p.client_id, p.used_at AS at, 0 AS kind FROM pairing_codes p
-             WHERE p.device_address = \(device) AND p.used_at IS NOT NULL AND p.used_at <= \(time)
-             ORDER BY p.used_at DESC LIMIT 1)
-            UNION ALL
-            (SELECT a.client_id, a.assigned_at, 1 FROM strap_assignments a
-             WHERE a.device_address = upper(\(device)) AND a.assigned_at <= \(time)
-             ORDER BY a.assigned_at DESC LIMIT 1)
-        ) AS e ORDER BY e.at DESC, e.kind DESC LIMIT 1)
-        """
-    }
-
-    /// Stores a batch of WearMetrics records in one transaction.
+    /// Stores a batch of WearMetrics records in one transaction (`blegate_store_records`).
     ///
     /// A record is a duplicate when its strap's minute holds its id (a replay), or when another
     /// gateway already stored a record of the same device and source in the same second (one
     /// strap heard by two gateways). The first gateway to claim a second keeps it; its own further
     /// records in that second are kept, as they are distinct notifications. A record sent
     /// without a client id is stored under the member its strap was paired to at its time,
-    /// through whichever gateway (`memberSQL`); the record's JSON stays as sent.
+    /// through whichever gateway (`blegate_member_at`); the record's JSON stays as sent.
     ///
     /// `body` is the request's JSON text, `records` its `records` array decoded: PostgreSQL
     /// takes each stored record's JSON out of the text itself (`jsonb_array_elements`), as
@@ -123,60 +102,14 @@ extension ServerStore {
             FROM (SELECT DISTINCT date_trunc('month', t AT TIME ZONE 'UTC') AT TIME ZONE 'UTC' AS m
                   FROM unnest(\(times)::timestamptz[]) AS u(t)) AS months
             """, logger: logger)
-        let inserted = try await database.withTransaction(logger: logger) { c -> Int in
-            // Every strap minute of the batch gets its row, locked, in key order (two batches
-            // sharing minutes wait for each other, never deadlock): `DO UPDATE ... WHERE false`
-            // locks a row already there without writing it. The next statement sees each
-            // minute as the last writer left it.
-            try await c.query("""
-                INSERT INTO record_minutes AS r (device_id, source, minute)
-                SELECT DISTINCT d, s, date_trunc('minute', t, 'UTC')
-                FROM unnest(\(devices)::text[], \(sources)::text[], \(times)::timestamptz[]) AS u(d, s, t)
-                ORDER BY 1, 2, 3
-                ON CONFLICT (device_id, source, minute) DO UPDATE SET minute = excluded.minute WHERE false
-                """, logger: logger)
-            // A record is kept when its minute holds neither its id (a replay) nor another
-            // gateway's record in its second (that gateway owns the second). A record without
-            // a client id gets the member its strap was paired to at its time, from whichever
-            // gateway paired it (`memberSQL`).
-            let rows = try await c.query("""
-                WITH u AS (
-                    SELECT u.id, u.d, u.s, u.t, nullif(u.h, -1)::real AS h, b.value AS body,
-                           date_trunc('minute', u.t, 'UTC') AS m,
-                           (extract(epoch FROM u.t - date_trunc('minute', u.t, 'UTC')) * 1000000)::int4 AS micros,
-                           coalesce(nullif(u.c, ''), \(unescaped: Self.memberSQL(device: "u.d", at: "u.t"))) AS client
-                    FROM unnest(\(ids)::uuid[], \(clients)::text[], \(devices)::text[], \(sources)::text[],
-                                \(times)::timestamptz[], \(hrs)::float8[], \(positions)::int8[]) AS u(id, c, d, s, t, h, n)
-                    -- The id too: text with a member twice is read by PostgreSQL (last one) unlike the
-                    -- decoder (first one); such a record is not stored under another's checks.
-                    JOIN jsonb_array_elements(\(body)::jsonb -> 'records') WITH ORDINALITY AS b(value, n)
-                        ON b.n = u.n AND lower(b.value ->> 'id') = u.id::text
-                ), kept AS (
-                    SELECT u.* FROM u JOIN record_minutes r ON r.device_id = u.d AND r.source = u.s AND r.minute = u.m
-                    WHERE u.id <> ALL (r.ids)
-                      AND NOT EXISTS (SELECT 1 FROM unnest(r.micros, r.gateways) AS o(micros, g)
-                                      WHERE o.micros / 1000000 = u.micros / 1000000
-                                        AND o.g <> \(gateway))
-                ), minutes AS (
-                    SELECT d, s, m, array_agg(id ORDER BY t, id) AS ids, array_agg(micros ORDER BY t, id) AS micros,
-                           array_agg(h ORDER BY t, id) AS hrs, array_agg(client ORDER BY t, id) AS clients,
-                           array_agg(blegate_record_rest(body, id, t, h) ORDER BY t, id) AS rest
-                    FROM kept GROUP BY d, s, m
-                )
-                UPDATE record_minutes r
-                SET ids = r.ids || n.ids, micros = r.micros || n.micros, hrs = r.hrs || n.hrs,
-                    clients = r.clients || n.clients,
-                    gateways = r.gateways || array_fill(\(gateway)::text, ARRAY[cardinality(n.ids)]),
-                    rest = r.rest || n.rest,
-                    members = ARRAY(SELECT DISTINCT x FROM unnest(r.members || n.clients) AS x WHERE x IS NOT NULL ORDER BY 1)
-                FROM minutes n
-                WHERE r.device_id = n.d AND r.source = n.s AND r.minute = n.m
-                RETURNING cardinality(n.ids)::int8
-                """, logger: logger)
-            var n = 0
-            for try await k in rows.decode(Int.self) { n += k }
-            return n
-        }
+        // One statement (`blegate_store_records`, migration 7), atomic on its own.
+        let rows = try await database.query("""
+            SELECT blegate_store_records(\(gateway), \(ids)::uuid[], \(clients)::text[], \(devices)::text[],
+                                         \(sources)::text[], \(times)::timestamptz[], \(hrs)::float8[],
+                                         \(positions)::int8[], \(body)::jsonb)
+            """, logger: logger)
+        var inserted = 0
+        for try await k in rows.decode(Int.self) { inserted += k }
         outcome.inserted = inserted
         outcome.duplicates += ids.count - inserted
         return outcome

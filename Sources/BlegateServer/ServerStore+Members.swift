@@ -134,7 +134,7 @@ extension ServerStore {
 
     /// Records that `address` (already upper case) is worn by `clientID` from now on, or by
     /// nobody (nil). Items sent without a client id for the strap are attributed by it
-    /// (`memberSQL`) until a later pairing or assignment.
+    /// (`blegate_member_at`) until a later pairing or assignment.
     func assign(address: String, clientID: String?, name: String?, model: String?, gateway: String?) async throws -> AssignOutcome {
         if let clientID, !(try await isMember(clientID)) { return .unknownMember }
         try await database.query("""

@@ -116,10 +116,10 @@ extension ServerStore {
         }
     }
 
-    /// The member `device` was paired to at `time` (`memberSQL`), nil when none.
+    /// The member `device` was paired to at `time` (`blegate_member_at`), nil when none.
     func member(device: String, at time: String) async throws -> String? {
         let rows = try await database.query("""
-            SELECT \(unescaped: Self.memberSQL(device: "x.d", at: "x.t")) FROM (SELECT \(device)::text AS d, \(time)::timestamptz AS t) AS x
+            SELECT blegate_member_at(\(device)::text, \(time)::timestamptz)
             """, logger: logger)
         for try await member in rows.decode(String?.self) { return member }
         return nil
