@@ -342,7 +342,7 @@ let package = Package(
         .testTarget(
             name: "ServerTests",
             dependencies: [
-                "BlegateServer", "BackendContract", "BlegateTestSupport", "TestBackend", "DBus", "Simulator", "TimeZoneFiles",
+                "BlegateServer", "BackendContract", "BlegateTestSupport", "TestBackend", "DBus", "Simulator", "TimeZoneFiles", "Timing",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "NIOCore", package: "swift-nio"),
