@@ -276,7 +276,7 @@ let package = Package(
             name: "blegate-bench",
             dependencies: [
                 "DBus", "Simulator", "GATT", "HRV", "WearMetrics", "Normalization", "Cache", "Outbox", "Sync", "TestBackend",
-                "BlegateRun", "StrapLinks", "Config", "SystemSupport", "Timing",
+                "BlegateRun", "StrapLinks", "Config", "SystemSupport", "Timing", "BackendContract", "BlegateServer",
                 .product(name: "Logging", package: "swift-log"),
             ],
             path: "Benchmarks/blegate-bench"
