@@ -94,13 +94,16 @@ extension ServerStore {
     package static func columns(of records: [ContractValue]) -> (outcome: BatchOutcome, columns: RecordColumns) {
         var outcome = BatchOutcome()
         var seen: Set<String> = []
+        seen.reserveCapacity(records.count)
         var c = RecordColumns()
         for (position, r) in records.enumerated() {
             if let problem = ContractValidation.recordProblem(r) {
                 outcome.rejected.append((r["id"]?.string ?? "", problem))
                 continue
             }
-            let id = r["id"]!.string!.lowercased()
+            // A valid id is ASCII: lowercased only when it has an upper-case letter (rare).
+            let sent = r["id"]!.string!
+            let id = sent.utf8.contains { $0 >= UInt8(ascii: "A") && $0 <= UInt8(ascii: "Z") } ? sent.lowercased() : sent
             guard seen.insert(id).inserted else {
                 outcome.duplicates += 1
                 continue
