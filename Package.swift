@@ -276,7 +276,7 @@ let package = Package(
             name: "blegate-bench",
             dependencies: [
                 "DBus", "Simulator", "GATT", "HRV", "WearMetrics", "Normalization", "Cache", "Outbox", "Sync", "TestBackend",
-                "BlegateRun", "StrapLinks", "Config", "SystemSupport", "Timing",
+                "BlegateRun", "StrapLinks", "Config", "SystemSupport", "Timing", "BackendContract", "BlegateServer",
                 .product(name: "Logging", package: "swift-log"),
             ],
             path: "Benchmarks/blegate-bench"
@@ -342,7 +342,7 @@ let package = Package(
         .testTarget(
             name: "ServerTests",
             dependencies: [
-                "BlegateServer", "BackendContract", "BlegateTestSupport", "TestBackend", "DBus", "Simulator", "TimeZoneFiles",
+                "BlegateServer", "BackendContract", "BlegateTestSupport", "TestBackend", "DBus", "Simulator", "TimeZoneFiles", "Timing",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "NIOCore", package: "swift-nio"),

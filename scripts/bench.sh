@@ -4,6 +4,8 @@
 #                                                              against a plain C libdbus receiver
 #   scripts/bench.sh simulator [--straps 10] [--rate 50,3000]   the simulator's emit rate and CPU per notification
 #   scripts/bench.sh decode                                    decode+normalize, HRV per beat
+#   scripts/bench.sh contract-parse [BATCHES]                  blegate-server's parse and checks of a 200-record
+#                                                              batch (JSONDecoder against ContractJSONReader), µs/record
 #   scripts/bench.sh cache [--records 200000] [--rate 2000] [--seconds 10]
 #                                                              cache insert rate (clear, AES-GCM), append cost,
 #                                                              append→committed latency p50/p99
@@ -52,6 +54,9 @@ case "$what" in
         ;;&
     decode|all)
         "$bin/blegate-bench" decode
+        ;;&
+    contract-parse|all)
+        "$bin/blegate-bench" contract-parse "$@"
         ;;&
     cache|all)
         if [ "$what" = all ]; then "$bin/blegate-bench" cache; else "$bin/blegate-bench" cache "$@"; fi

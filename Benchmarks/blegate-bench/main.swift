@@ -9,6 +9,8 @@ case "decode":
     runDecodeBenchmarks()
 case "json-encode":
     runJSONEncodeBenchmarks(Array(arguments.dropFirst()))
+case "contract-parse":
+    runContractParseBenchmarks(Array(arguments.dropFirst()))
 case "dbus":
     try await DBusBenchmarks.run(Array(arguments.dropFirst()))
 case "simulator":
@@ -42,6 +44,7 @@ default:
     print("""
     usage: blegate-bench decode
            blegate-bench json-encode [ITERATIONS]   (appendJSON against JSONEncoder, one heart-rate record)
+           blegate-bench contract-parse [BATCHES]   (blegate-server's parse and checks of a 200-record batch, µs/record)
            blegate-bench dbus [--rate R[,R...]] [--count N] [--c-reference PATH]   (rate 0 = saturation)
            blegate-bench simulator [--straps N] [--rate HZ[,HZ...]] [--seconds S]
            blegate-bench cache [--records N] [--rate R] [--seconds S]

@@ -11,7 +11,12 @@ public enum ContractTimestamp {
     public static let rule = "an ISO 8601 time with Z or an offset within ±15:59"
 
     public static func isValid(_ s: String) -> Bool {
-        let u = Array(s.utf8)
+        // The string's own bytes when it has them (a parsed one does), not an array of them.
+        if let valid = s.utf8.withContiguousStorageIfAvailable({ isValid($0) }) { return valid }
+        return Array(s.utf8).withUnsafeBufferPointer { isValid($0) }
+    }
+
+    private static func isValid(_ u: UnsafeBufferPointer<UInt8>) -> Bool {
         guard u.count >= 20, u.count <= 40 else { return false }
         let digits: [Int] = [0, 1, 2, 3, 5, 6, 8, 9, 11, 12, 14, 15, 17, 18]
         guard digits.allSatisfy({ u[$0] >= 0x30 && u[$0] <= 0x39 }),
@@ -44,7 +49,7 @@ public enum ContractTimestamp {
         return Double(t.millisecondsSince1970) / 1000
     }
 
-    private static func dayFits(_ u: [UInt8]) -> Bool {
+    private static func dayFits(_ u: UnsafeBufferPointer<UInt8>) -> Bool {
         let year = (0..<4).reduce(0) { $0 * 10 + Int(u[$1] - 0x30) }
         let month = Int(u[5] - 0x30) * 10 + Int(u[6] - 0x30)
         let day = Int(u[8] - 0x30) * 10 + Int(u[9] - 0x30)

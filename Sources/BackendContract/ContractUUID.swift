@@ -4,9 +4,8 @@
 /// hex. One check for every backend that judges them (the test backend, blegate-server).
 public enum ContractUUID {
     public static func isValid(_ s: String) -> Bool {
-        let u = Array(s.utf8)
-        guard u.count == 36 else { return false }
-        for (i, c) in u.enumerated() {
+        guard s.utf8.count == 36 else { return false }
+        for (i, c) in s.utf8.enumerated() {
             if i == 8 || i == 13 || i == 18 || i == 23 {
                 guard c == UInt8(ascii: "-") else { return false }
             } else {

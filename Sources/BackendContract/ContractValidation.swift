@@ -208,6 +208,23 @@ public enum ContractValidation {
     /// Without this check such an item fails its whole batch in the database, the server
     /// can only answer "retry later", and the sender retries it for ever.
     public static func storableProblem(_ value: ContractValue, at path: String = "") -> String? {
+        isStorable(value) ? nil : storableDetail(value, at: path)
+    }
+
+    /// `storableProblem` without its answer: no path is written and no keys sorted for an
+    /// item that has no problem (every valid one), which took half of `recordProblem`'s time.
+    private static func isStorable(_ value: ContractValue) -> Bool {
+        switch value {
+        case let .string(text): !text.utf8.contains(0)
+        case let .double(d): d.isFinite
+        case let .array(items): items.allSatisfy(isStorable)
+        case let .object(members): members.allSatisfy { !$0.key.utf8.contains(0) && isStorable($0.value) }
+        case .null, .bool, .int: true
+        }
+    }
+
+    /// The first problem, by path (keys sorted), of a value that has one.
+    private static func storableDetail(_ value: ContractValue, at path: String) -> String? {
         func name(_ key: String) -> String { path.isEmpty ? key : path + "." + key }
         switch value {
         case let .string(text):
@@ -216,13 +233,13 @@ public enum ContractValidation {
             return d.isFinite ? nil : "\(path.isEmpty ? "value" : path): must be a finite number"
         case let .array(items):
             for (i, item) in items.enumerated() {
-                if let p = storableProblem(item, at: "\(path)[\(i)]") { return p }
+                if let p = storableDetail(item, at: "\(path)[\(i)]") { return p }
             }
             return nil
         case let .object(members):
             for key in members.keys.sorted() {
                 if key.utf8.contains(0) { return "\(path.isEmpty ? "key" : path + " key"): must not contain NUL (\\u0000)" }
-                if let p = storableProblem(members[key]!, at: name(key)) { return p }
+                if let p = storableDetail(members[key]!, at: name(key)) { return p }
             }
             return nil
         case .null, .bool, .int:
@@ -261,6 +278,7 @@ public enum ContractValidation {
     private static func keysProblem(_ members: [String: ContractValue], allowed: Set<String>, required: [String],
                                     unknown: String) -> String? {
         if let missing = required.first(where: { members[$0] == nil }) { return "\(missing): required" }
+        guard members.keys.contains(where: { !allowed.contains($0) }) else { return nil }
         if let extra = members.keys.filter({ !allowed.contains($0) }).min() { return "\(extra): \(unknown)" }
         return nil
     }

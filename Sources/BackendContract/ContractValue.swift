@@ -5,7 +5,7 @@ import FoundationEssentials
 import Foundation
 #endif
 
-/// Any JSON value, decoded with `JSONDecoder`: what both backends read an untrusted item
+/// Any JSON value, read by `parse`: what both backends read an untrusted item
 /// into, so the contract's checks can say which field is wrong and how, where a typed
 /// `Decodable` could only say that decoding failed.
 ///
@@ -88,7 +88,7 @@ public enum ContractValue: Sendable, Codable, CustomStringConvertible {
 
     /// A number as read (a Double): `.int` when it has no fraction and a Double holds it
     /// exactly (below 2^53), so every path reads the same text as the same value.
-    private static func number(_ d: Double) -> ContractValue {
+    static func number(_ d: Double) -> ContractValue {
         d == d.rounded(.towardZero) && abs(d) < 9_007_199_254_740_992 ? .int(Int(d)) : .double(d)
     }
 
@@ -214,16 +214,31 @@ public enum ContractValue: Sendable, Codable, CustomStringConvertible {
         return nil
     }
 
-    /// One JSON document; `guess` (the shape the caller expects) only makes it faster.
+    /// One JSON document: plain JSON through `ContractJSONReader`, anything it gives up on
+    /// through `JSONDecoder` (`decoded`), which gives the same value or the error. `guess`
+    /// (the shape the caller expects) only makes the decoder faster.
     public static func parse(_ data: Data, guess: Guess = .any) throws -> ContractValue {
+        if let v = ContractJSONReader.value(data) { return v }
+        return try decoded(data, guess: guess)
+    }
+
+    public static func parse(_ bytes: [UInt8], guess: Guess = .any) throws -> ContractValue {
+        if let v = ContractJSONReader.value(bytes) { return v }
+        return try decoded(Data(bytes), guess: guess)
+    }
+
+    public static func parse(_ text: String, guess: Guess = .any) throws -> ContractValue {
+        if let v = ContractJSONReader.value(text) { return v }
+        return try decoded(Data(text.utf8), guess: guess)
+    }
+
+    /// One JSON document through `JSONDecoder` alone: `parse`'s fallback, and what the
+    /// tests and the benchmark hold `ContractJSONReader` to.
+    package static func decoded(_ data: Data, guess: Guess = .any) throws -> ContractValue {
         let decoder = JSONDecoder()
         decoder.userInfo[Guessed.key] = guess
         return try decoder.decode(Guessed.self, from: data).value
     }
-
-    public static func parse(_ bytes: [UInt8], guess: Guess = .any) throws -> ContractValue { try parse(Data(bytes), guess: guess) }
-
-    public static func parse(_ text: String, guess: Guess = .any) throws -> ContractValue { try parse(Data(text.utf8), guess: guess) }
 
     /// The document with the guess `parse` was given.
     private struct Guessed: Decodable {

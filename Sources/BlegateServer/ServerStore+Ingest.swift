@@ -60,33 +60,52 @@ extension ServerStore {
         return outcome
     }
 
-    private func store(records: [ContractValue], body: String, gateway: String) async throws -> BatchOutcome {
+    /// A batch's records as the columns `store` sends PostgreSQL: the ones the contract
+    /// refuses and the repeats of an id within the batch left out (counted in the outcome).
+    package struct RecordColumns {
+        package var ids: [String] = [], clients: [String] = [], devices: [String] = [], sources: [String] = []
+        package var times: [String] = [], hrs: [Double] = [], positions: [Int] = []
+        package var kept: [ContractValue] = []
+    }
+
+    /// The work `store` does on each record before the database: the contract's checks,
+    /// the id lowercased and looked up among the batch's, the columns.
+    package static func columns(of records: [ContractValue]) -> (outcome: BatchOutcome, columns: RecordColumns) {
         var outcome = BatchOutcome()
         var seen: Set<String> = []
-        var ids: [String] = [], clients: [String] = [], devices: [String] = [], sources: [String] = []
-        var times: [String] = [], hrs: [Double] = [], positions: [Int] = []
-        var kept: [ContractValue] = []
+        seen.reserveCapacity(records.count)
+        var c = RecordColumns()
         for (position, r) in records.enumerated() {
             if let problem = ContractValidation.recordProblem(r) {
                 outcome.rejected.append((r["id"]?.string ?? "", problem))
                 continue
             }
-            let id = r["id"]!.string!.lowercased()
+            // A valid id is ASCII: lowercased only when it has an upper-case letter (rare).
+            let sent = r["id"]!.string!
+            let id = sent.utf8.contains { $0 >= UInt8(ascii: "A") && $0 <= UInt8(ascii: "Z") } ? sent.lowercased() : sent
             guard seen.insert(id).inserted else {
                 outcome.duplicates += 1
                 continue
             }
-            ids.append(id)
-            clients.append(r["client_id"]?.string ?? "")
-            devices.append(r["device_id"]!.string!)
-            sources.append(r["source"]!.string!)
-            times.append(r["timestamp"]!.string!)
+            c.ids.append(id)
+            c.clients.append(r["client_id"]?.string ?? "")
+            c.devices.append(r["device_id"]!.string!)
+            c.sources.append(r["source"]!.string!)
+            c.times.append(r["timestamp"]!.string!)
             // As float4 holds it: PostgreSQL refuses a float8 too small for float4 (1e-50)
             // where Swift rounds it to 0.
-            hrs.append(r["metrics"]?["hr"]?.number.map { Double(Float($0)) } ?? -1)
-            positions.append(position + 1)   // WITH ORDINALITY counts from 1
-            kept.append(r)
+            c.hrs.append(r["metrics"]?["hr"]?.number.map { Double(Float($0)) } ?? -1)
+            c.positions.append(position + 1)   // WITH ORDINALITY counts from 1
+            c.kept.append(r)
         }
+        return (outcome, c)
+    }
+
+    private func store(records: [ContractValue], body: String, gateway: String) async throws -> BatchOutcome {
+        let (checked, c) = Self.columns(of: records)
+        var outcome = checked
+        let (ids, clients, devices, sources, times, hrs, kept) = (c.ids, c.clients, c.devices, c.sources, c.times, c.hrs, c.kept)
+        var positions = c.positions
         guard !ids.isEmpty else { return outcome }
         // jsonb refuses `\u0000` anywhere in the text, in a rejected record too: then the
         // records kept are written out again, alone (rare; a gateway never sends one).
