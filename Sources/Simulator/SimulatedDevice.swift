@@ -242,14 +242,27 @@ extension SimulatedBlueZ {
         let (d, _, device) = try self.device(g, i, address)
         guard device.connected else { return }  // 5.66 answers success
         try? await Task.sleep(for: .milliseconds(straps[device.strap].connectRNG.uniform(20...80)))
-        dropLink(device, in: d)
+        // 5.66 answers Disconnect first and signals Connected false after it (its property
+        // changes go out when its main loop is idle): a client may see the device still
+        // connected just after the reply.
+        dropLink(device, in: d, signal: false)
+        let epoch = device.linkEpoch
+        Task { [weak self] in
+            try? await Task.sleep(for: .milliseconds(30))
+            await self?.signalDropped(g, i, address, epoch: epoch)
+        }
+    }
+
+    private func signalDropped(_ g: Int, _ i: Int, _ address: String, epoch: Int) {
+        guard let (d, _, device) = try? self.device(g, i, address), !device.connected, device.linkEpoch == epoch else { return }
+        d.server.setProperties(device.path, "org.bluez.Device1", [("ServicesResolved", .bool(false)), ("Connected", .bool(false))])
     }
 
     /// The link is gone (Disconnect, link loss, power off): sockets hang up, the
     /// pump stops, Battery1 goes, ServicesResolved and Connected turn false in one
     /// signal; with Cache=no the service objects go too. StartNotify sessions stay
     /// registered (with Cache=always) and resume on the next connection.
-    func dropLink(_ device: SimDevice, in d: Daemon) {
+    func dropLink(_ device: SimDevice, in d: Daemon, signal: Bool = true) {
         guard device.connected else { return }
         device.linkEpoch += 1
         device.pump?.cancel()
@@ -269,7 +282,9 @@ extension SimulatedBlueZ {
         device.servicesResolved = false
         device.lastSeen = MonotonicClock.seconds() * 1000
         if straps[device.strap].linkedAdapter == device.adapter { straps[device.strap].linkedAdapter = nil }
-        d.server.setProperties(device.path, "org.bluez.Device1", [("ServicesResolved", .bool(false)), ("Connected", .bool(false))])
+        if signal {
+            d.server.setProperties(device.path, "org.bluez.Device1", [("ServicesResolved", .bool(false)), ("Connected", .bool(false))])
+        }
         if gattCache == .no {
             unexportGATT(device, in: d)
         }

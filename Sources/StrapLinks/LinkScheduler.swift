@@ -42,6 +42,10 @@ final class LinkScheduler: Sendable {
         var requests: [String: Request] = [:]
         var links: [String: LinkEntry] = [:]
         var yielding: [String: String] = [:]
+        /// Straps whose link ended here, by the adapter it was on, until the mirror shows
+        /// that device disconnected: bluetoothd answers Disconnect before it signals
+        /// Connected false, and such a device is no link left over to take over.
+        var letGo: [String: DBusObjectPath] = [:]
         /// Learned limits by adapter address, including adapters that went away.
         var learned: [String: Int] = [:]
         var lastSeen: [String: Double] = [:]
@@ -84,6 +88,7 @@ final class LinkScheduler: Sendable {
         state.withLock { s in
             s.adapters[path] = nil
             for (address, l) in s.links where l.adapter == path { s.links[address] = nil; s.yielding[address] = nil }
+            s.letGo = s.letGo.filter { $0.value != path }
         }
         replan()
     }
@@ -128,6 +133,7 @@ final class LinkScheduler: Sendable {
             let up = a.limit.linked(now: MonotonicClock.seconds())
             s.adapters[adapter] = a
             s.links[address] = LinkEntry(adapter: adapter, standing: standing, signals: signals)
+            s.letGo[address] = nil
             guard let up else { return nil }
             s.learned[a.address] = up
             return (a.name, up)
@@ -173,6 +179,7 @@ final class LinkScheduler: Sendable {
             s.yielding[address] = nil
             guard let l = s.links.removeValue(forKey: address) else { return }
             s.adapters[l.adapter]?.limit.unlinked()
+            s.letGo[address] = l.adapter
         }
         replan()
     }
@@ -230,10 +237,14 @@ final class LinkScheduler: Sendable {
             for (address, r) in s.requests {
                 let here = (byAddress[address] ?? []).filter { ready[$0.adapter] != nil }
                 if !here.isEmpty { s.lastSeen[address] = now }
+                if let gone = s.letGo[address], !here.contains(where: { $0.adapter == gone && $0.connected }) {
+                    s.letGo[address] = nil
+                }
                 // Still linked on a controller (an earlier run of the gateway was killed, or
                 // bluetoothd kept the link): take that link over where it is. Trying the
                 // strap on another adapter would fail, and teach that adapter a false limit.
-                if let up = here.first(where: { $0.connected && Self.linkable($0) }),
+                // Not the link this strap has just let go of, still shown connected.
+                if let up = here.first(where: { $0.connected && Self.linkable($0) && $0.adapter != s.letGo[address] }),
                    s.adapters[up.adapter]!.limit.reserve(existing: true) {
                     s.requests[address] = nil
                     resumes.append((r.continuation, Grant(device: up, adapter: up.adapter)))

@@ -202,6 +202,40 @@ struct LinkSharingTests {
         await sim.stop()
     }
 
+    @Test("a strap that gave its link away does not take it back: bluetoothd answers Disconnect before Connected turns false")
+    func yieldedLinkGoesToTheTaker() async throws {
+        let (bus, sim) = try await simulator { c in c.straps = 2; c.adapters = 2; c.seed = 14; c.advertising = 1; c.linkLimits = [1, 1] }
+        defer { bus.stop() }
+        let h10 = try #require(sim.devices.first { $0.model == .polarH10 })
+        let plain = try #require(sim.devices.first { $0.model != .polarH10 && $0.model != .polarBroadcast })
+        try await withManager(bus, { $0.maxLinks = 1 }) { m, seen in
+            try await waitFor("both streaming, one per adapter") { streaming(m).count == 2 && streaming(m).allSatisfy { $0.counters.heartRate > 0 } }
+            let plainOn = try #require(streaming(m).first { $0.address == plain.address }?.adapter)
+            let h10On = try #require(streaming(m).first { $0.address == h10.address }?.adapter)
+            let from = seen.withLock { $0.count }
+            await sim.removeAdapter(plainOn == "hci0" ? 0 : 1, returnAfter: 0)
+            try await waitFor("the plain strap streaming on \(h10On) within 20 s", timeout: 20) {
+                streaming(m).contains { $0.address == plain.address && $0.adapter == h10On }
+            }
+            let after = seen.withLock { Array($0[from...]) }
+            let gave = after.firstIndex {
+                if case .disconnected(let a, let reason, _, _) = $0 { return a == h10.address && reason.hasPrefix("gave its link to") }
+                return false
+            }
+            let given = try #require(gave, "the H10 gave its link: \(after.map(\.message))")
+            let taken = after[given...].firstIndex {
+                if case .connected(let a, _, _, _) = $0 { return a == plain.address }
+                return false
+            }
+            let rest = after[given..<(taken ?? after.endIndex)]
+            #expect(!rest.contains { if case .connecting(let a, _) = $0 { return a == h10.address } else { return false } },
+                    "the H10 tried its link again before the plain strap had it: \(rest.map(\.message))")
+            #expect(!rest.contains { if case .connectFailed(let a, _, _, _) = $0 { return a == plain.address } else { return false } },
+                    "the plain strap was refused the link given to it: \(rest.map(\.message))")
+        }
+        await sim.stop()
+    }
+
     @Test("a broadcast-only strap is advertised while heard, also when no new frame came for seconds")
     func broadcastOnlyStaysAdvertised() async throws {
         let (bus, sim) = try await simulator { c in c.straps = 1; c.seed = 12; c.advertising = 1; c.advertisingOnly = 1 }
