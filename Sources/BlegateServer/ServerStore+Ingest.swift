@@ -102,35 +102,32 @@ extension ServerStore {
     }
 
     private func store(records: [ContractValue], body: String, gateway: String) async throws -> BatchOutcome {
-        let (checked, c) = Self.columns(of: records)
-        var outcome = checked
-        let (ids, clients, devices, sources, times, hrs, kept) = (c.ids, c.clients, c.devices, c.sources, c.times, c.hrs, c.kept)
-        var positions = c.positions
-        guard !ids.isEmpty else { return outcome }
+        var (outcome, c) = Self.columns(of: records)
+        guard !c.ids.isEmpty else { return outcome }
         // jsonb refuses `\u0000` anywhere in the text, in a rejected record too: then the
         // records kept are written out again, alone (rare; a gateway never sends one).
         var body = body
         if Self.hasEscapedNUL(body) {
-            body = "{\"records\":[" + kept.map(\.text).joined(separator: ",") + "]}"
-            positions = Array(1...kept.count)
+            body = "{\"records\":[" + c.kept.map(\.text).joined(separator: ",") + "]}"
+            c.positions = Array(1...c.kept.count)
         }
         // The months' partitions first, in their own short transaction: making one locks the
         // whole table for a moment, which should not last as long as the batch.
         try await database.query("""
             SELECT blegate_month_partition('record_minutes', m)
             FROM (SELECT DISTINCT date_trunc('month', t AT TIME ZONE 'UTC') AT TIME ZONE 'UTC' AS m
-                  FROM unnest(\(times)::timestamptz[]) AS u(t)) AS months
+                  FROM unnest(\(c.times)::timestamptz[]) AS u(t)) AS months
             """, logger: logger)
         // One statement (`blegate_store_records`, migration 7), atomic on its own.
         let rows = try await database.query("""
-            SELECT blegate_store_records(\(gateway), \(ids)::uuid[], \(clients)::text[], \(devices)::text[],
-                                         \(sources)::text[], \(times)::timestamptz[], \(hrs)::float8[],
-                                         \(positions)::int8[], \(body)::jsonb)
+            SELECT blegate_store_records(\(gateway), \(c.ids)::uuid[], \(c.clients)::text[], \(c.devices)::text[],
+                                         \(c.sources)::text[], \(c.times)::timestamptz[], \(c.hrs)::float8[],
+                                         \(c.positions)::int8[], \(body)::jsonb)
             """, logger: logger)
         var inserted = 0
         for try await k in rows.decode(Int.self) { inserted += k }
         outcome.inserted = inserted
-        outcome.duplicates += ids.count - inserted
+        outcome.duplicates += c.ids.count - inserted
         return outcome
     }
 
